@@ -1,0 +1,206 @@
+//! The tape: nodes in creation order, `Var` a Copy index, backward one reverse loop.
+//! Each op's forward and backward sit side by side in `Tape::push_*` and `backward_node`.
+use crate::tensor::Tensor;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Var(pub usize);
+
+/// What each node's backward needs, and nothing more.
+#[derive(Clone, Debug)]
+enum Op {
+    Leaf,
+    Add(Var, Var),
+    Sub(Var, Var),
+    Mul(Var, Var),
+    Exp(Var),
+    Tanh(Var),
+    Relu(Var),
+    /// [m,k] x [k,n]
+    Matmul(Var, Var),
+    Sum(Var),
+}
+
+struct Node {
+    op: Op,
+    value: Tensor,
+}
+
+#[derive(Default)]
+pub struct Tape {
+    nodes: Vec<Node>,
+}
+
+impl Tape {
+    pub fn new() -> Tape {
+        Tape::default()
+    }
+    /// Drop all nodes but keep the allocation of the node list for the next step.
+    pub fn clear(&mut self) {
+        self.nodes.clear();
+    }
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+    pub fn value(&self, v: Var) -> &Tensor {
+        &self.nodes[v.0].value
+    }
+    fn push(&mut self, op: Op, value: Tensor) -> Var {
+        self.nodes.push(Node { op, value });
+        Var(self.nodes.len() - 1)
+    }
+    pub fn leaf(&mut self, t: Tensor) -> Var {
+        self.push(Op::Leaf, t)
+    }
+    fn same_shape(&self, op: &str, a: Var, b: Var) {
+        let (sa, sb) = (&self.value(a).shape, &self.value(b).shape);
+        assert_eq!(sa, sb, "{op}: shapes {sa:?} and {sb:?} differ");
+    }
+    fn zip(&mut self, op: Op, name: &str, a: Var, b: Var, f: fn(f64, f64) -> f64) -> Var {
+        self.same_shape(name, a, b);
+        let (x, y) = (self.value(a), self.value(b));
+        let data = x.data.iter().zip(&y.data).map(|(&p, &q)| f(p, q)).collect();
+        let t = Tensor::from_vec(&x.shape, data);
+        self.push(op, t)
+    }
+    fn map(&mut self, op: Op, a: Var, f: fn(f64) -> f64) -> Var {
+        let x = self.value(a);
+        let t = Tensor::from_vec(&x.shape, x.data.iter().map(|&p| f(p)).collect());
+        self.push(op, t)
+    }
+    pub fn add(&mut self, a: Var, b: Var) -> Var {
+        self.zip(Op::Add(a, b), "add", a, b, |p, q| p + q)
+    }
+    pub fn sub(&mut self, a: Var, b: Var) -> Var {
+        self.zip(Op::Sub(a, b), "sub", a, b, |p, q| p - q)
+    }
+    pub fn mul(&mut self, a: Var, b: Var) -> Var {
+        self.zip(Op::Mul(a, b), "mul", a, b, |p, q| p * q)
+    }
+    pub fn exp(&mut self, a: Var) -> Var {
+        self.map(Op::Exp(a), a, f64::exp)
+    }
+    pub fn tanh(&mut self, a: Var) -> Var {
+        self.map(Op::Tanh(a), a, f64::tanh)
+    }
+    pub fn relu(&mut self, a: Var) -> Var {
+        self.map(Op::Relu(a), a, |p| p.max(0.0))
+    }
+    pub fn sum(&mut self, a: Var) -> Var {
+        let s = self.value(a).data.iter().sum();
+        self.push(Op::Sum(a), Tensor::scalar(s))
+    }
+    pub fn matmul(&mut self, a: Var, b: Var) -> Var {
+        let (x, y) = (self.value(a), self.value(b));
+        assert!(
+            x.shape.len() == 2 && y.shape.len() == 2 && x.shape[1] == y.shape[0],
+            "matmul: shapes {:?} and {:?} do not multiply",
+            x.shape,
+            y.shape
+        );
+        let (m, k, n) = (x.shape[0], x.shape[1], y.shape[1]);
+        let out = matmul_raw(&x.data, &y.data, m, k, n, false, false);
+        self.push(Op::Matmul(a, b), Tensor::from_vec(&[m, n], out))
+    }
+
+    /// Reverse pass from a scalar `loss`: returns one gradient per node (zeros where none flowed).
+    pub fn backward(&self, loss: Var) -> Vec<Tensor> {
+        assert_eq!(
+            self.value(loss).len(),
+            1,
+            "backward: loss must be a scalar, got {:?}",
+            self.value(loss).shape
+        );
+        let mut grads: Vec<Tensor> = self
+            .nodes
+            .iter()
+            .map(|n| Tensor::zeros(&n.value.shape))
+            .collect();
+        grads[loss.0].data[0] = 1.0;
+        for i in (0..=loss.0).rev() {
+            let g = std::mem::replace(&mut grads[i], Tensor::zeros(&[]));
+            if g.data.iter().all(|&v| v == 0.0) {
+                grads[i] = g;
+                continue;
+            }
+            self.backward_node(i, &g, &mut grads);
+            grads[i] = g;
+        }
+        grads
+    }
+
+    fn backward_node(&self, i: usize, g: &Tensor, grads: &mut [Tensor]) {
+        let out = &self.nodes[i].value;
+        match self.nodes[i].op {
+            Op::Leaf => {}
+            Op::Add(a, b) => {
+                acc(&mut grads[a.0], g.data.iter().copied());
+                acc(&mut grads[b.0], g.data.iter().copied());
+            }
+            Op::Sub(a, b) => {
+                acc(&mut grads[a.0], g.data.iter().copied());
+                acc(&mut grads[b.0], g.data.iter().map(|v| -v));
+            }
+            Op::Mul(a, b) => {
+                let (x, y) = (&self.value(a).data, &self.value(b).data);
+                acc(&mut grads[a.0], g.data.iter().zip(y).map(|(g, y)| g * y));
+                acc(&mut grads[b.0], g.data.iter().zip(x).map(|(g, x)| g * x));
+            }
+            Op::Exp(a) => acc(
+                &mut grads[a.0],
+                g.data.iter().zip(&out.data).map(|(g, y)| g * y),
+            ),
+            Op::Tanh(a) => acc(
+                &mut grads[a.0],
+                g.data.iter().zip(&out.data).map(|(g, y)| g * (1.0 - y * y)),
+            ),
+            Op::Relu(a) => {
+                let x = &self.value(a).data;
+                acc(
+                    &mut grads[a.0],
+                    g.data
+                        .iter()
+                        .zip(x)
+                        .map(|(g, &x)| if x > 0.0 { *g } else { 0.0 }),
+                )
+            }
+            Op::Sum(a) => {
+                let n = self.value(a).len();
+                acc(&mut grads[a.0], std::iter::repeat_n(g.data[0], n))
+            }
+            Op::Matmul(a, b) => {
+                let (x, y) = (self.value(a), self.value(b));
+                let (m, k, n) = (x.shape[0], x.shape[1], y.shape[1]);
+                // dA = G B^T, dB = A^T G
+                let da = matmul_raw(&g.data, &y.data, m, n, k, false, true);
+                let db = matmul_raw(&x.data, &g.data, k, m, n, true, false);
+                acc(&mut grads[a.0], da.into_iter());
+                acc(&mut grads[b.0], db.into_iter());
+            }
+        }
+    }
+}
+
+/// Gradients only ever accumulate.
+fn acc(dst: &mut Tensor, src: impl Iterator<Item = f64>) {
+    for (d, s) in dst.data.iter_mut().zip(src) {
+        *d += s;
+    }
+}
+
+/// C[m,n] = op(A)[m,k] op(B)[k,n], where a transposed operand is read by strides (no copy).
+fn matmul_raw(a: &[f64], b: &[f64], m: usize, k: usize, n: usize, ta: bool, tb: bool) -> Vec<f64> {
+    let mut c = vec![0.0; m * n];
+    for i in 0..m {
+        for p in 0..k {
+            let av = if ta { a[p * m + i] } else { a[i * k + p] };
+            for j in 0..n {
+                let bv = if tb { b[j * k + p] } else { b[p * n + j] };
+                c[i * n + j] += av * bv;
+            }
+        }
+    }
+    c
+}

@@ -1,0 +1,159 @@
+//! Every op gradchecked in f64 on several shapes, plus an end-to-end descent check.
+use at5::{Tape, Tensor, Var, gradcheck};
+
+fn check(name: &str, f: impl Fn(&mut Tape, &[Var]) -> Var, inputs: &[Tensor]) {
+    let r = gradcheck(f, inputs);
+    assert!(r.passed && r.max_rel_err <= 1e-6, "{name}: {r:?}");
+}
+
+const SHAPES: [&[usize]; 3] = [&[3], &[2, 3], &[2, 2, 3]];
+
+#[test]
+fn elementwise_ops_gradcheck() {
+    for (s, shape) in SHAPES.iter().enumerate() {
+        let a = Tensor::uniform(shape, -1.0, 1.0, 10 + s as u64);
+        // keep relu away from its kink at 0
+        let b = Tensor::uniform(shape, 0.1, 1.0, 20 + s as u64);
+        let w = Tensor::uniform(shape, -1.0, 1.0, 30 + s as u64);
+        let dot = |t: &mut Tape, y: Var, w: Var| {
+            let p = t.mul(y, w);
+            t.sum(p)
+        };
+        check(
+            "add",
+            |t, v| {
+                let y = t.add(v[0], v[1]);
+                dot(t, y, v[2])
+            },
+            &[a.clone(), b.clone(), w.clone()],
+        );
+        check(
+            "sub",
+            |t, v| {
+                let y = t.sub(v[0], v[1]);
+                dot(t, y, v[2])
+            },
+            &[a.clone(), b.clone(), w.clone()],
+        );
+        check(
+            "mul",
+            |t, v| {
+                let y = t.mul(v[0], v[1]);
+                dot(t, y, v[2])
+            },
+            &[a.clone(), b.clone(), w.clone()],
+        );
+        check(
+            "exp",
+            |t, v| {
+                let y = t.exp(v[0]);
+                dot(t, y, v[1])
+            },
+            &[a.clone(), w.clone()],
+        );
+        check(
+            "tanh",
+            |t, v| {
+                let y = t.tanh(v[0]);
+                dot(t, y, v[1])
+            },
+            &[a.clone(), w.clone()],
+        );
+        let signed = Tensor::from_vec(
+            shape,
+            b.data
+                .iter()
+                .enumerate()
+                .map(|(i, x)| if i % 2 == 0 { *x } else { -x })
+                .collect(),
+        );
+        check(
+            "relu",
+            |t, v| {
+                let y = t.relu(v[0]);
+                dot(t, y, v[1])
+            },
+            &[signed, w.clone()],
+        );
+    }
+}
+
+#[test]
+fn matmul_gradcheck() {
+    for (m, k, n) in [(1, 1, 1), (2, 3, 4), (5, 2, 3)] {
+        let a = Tensor::uniform(&[m, k], -1.0, 1.0, 1);
+        let b = Tensor::uniform(&[k, n], -1.0, 1.0, 2);
+        let w = Tensor::uniform(&[m, n], -1.0, 1.0, 3);
+        check(
+            "matmul",
+            |t, v| {
+                let y = t.matmul(v[0], v[1]);
+                let p = t.mul(y, v[2]);
+                t.sum(p)
+            },
+            &[a, b, w],
+        );
+    }
+}
+
+#[test]
+fn matmul_forward_matches_hand_result() {
+    let mut t = Tape::new();
+    let a = t.leaf(Tensor::from_vec(&[2, 2], vec![1.0, 2.0, 3.0, 4.0]));
+    let b = t.leaf(Tensor::from_vec(&[2, 1], vec![5.0, 6.0]));
+    let c = t.matmul(a, b);
+    assert_eq!(t.value(c).data, vec![17.0, 39.0]);
+}
+
+#[test]
+fn reused_var_accumulates() {
+    // y = sum(x * x) -> dy/dx = 2x
+    let mut t = Tape::new();
+    let x = t.leaf(Tensor::from_vec(&[3], vec![1.0, -2.0, 0.5]));
+    let sq = t.mul(x, x);
+    let y = t.sum(sq);
+    let g = t.backward(y);
+    assert_eq!(g[x.0].data, vec![2.0, -4.0, 1.0]);
+}
+
+#[test]
+#[should_panic(expected = "matmul: shapes [2, 3] and [4, 5]")]
+fn matmul_shape_error_names_both_shapes() {
+    let mut t = Tape::new();
+    let a = t.leaf(Tensor::zeros(&[2, 3]));
+    let b = t.leaf(Tensor::zeros(&[4, 5]));
+    t.matmul(a, b);
+}
+
+#[test]
+fn mlp_fits_xor_by_gradient_descent() {
+    let x = Tensor::from_vec(&[4, 2], vec![0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0]);
+    let y = Tensor::from_vec(&[4, 1], vec![0.0, 1.0, 1.0, 0.0]);
+    let mut params = [
+        Tensor::uniform(&[2, 8], -1.0, 1.0, 7),
+        Tensor::uniform(&[8, 1], -1.0, 1.0, 8),
+    ];
+    let mut tape = Tape::new();
+    let mut loss_val = f64::INFINITY;
+    for _ in 0..3000 {
+        tape.clear();
+        let xv = tape.leaf(x.clone());
+        let yv = tape.leaf(y.clone());
+        let w1 = tape.leaf(params[0].clone());
+        let w2 = tape.leaf(params[1].clone());
+        let h = tape.matmul(xv, w1);
+        let h = tape.tanh(h);
+        let p = tape.matmul(h, w2);
+        let d = tape.sub(p, yv);
+        let d2 = tape.mul(d, d);
+        let loss = tape.sum(d2);
+        loss_val = tape.value(loss).data[0];
+        let g = tape.backward(loss);
+        for (p, v) in params.iter_mut().zip([w1, w2]) {
+            for (w, gw) in p.data.iter_mut().zip(&g[v.0].data) {
+                *w -= 0.05 * gw;
+            }
+        }
+    }
+    assert!(loss_val < 1e-2, "XOR loss after training: {loss_val}");
+}
