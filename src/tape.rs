@@ -18,6 +18,11 @@ enum Op {
     /// [m,k] x [k,n]
     Matmul(Var, Var),
     Sum(Var),
+    Ln(Var),
+    /// Softmax over the last axis; backward uses the saved output.
+    Softmax(Var),
+    /// Log-softmax over the last axis; backward uses the saved output.
+    LogSoftmax(Var),
 }
 
 struct Node {
@@ -87,6 +92,18 @@ impl Tape {
     }
     pub fn relu(&mut self, a: Var) -> Var {
         self.map(Op::Relu(a), a, |p| p.max(0.0))
+    }
+    pub fn ln(&mut self, a: Var) -> Var {
+        self.map(Op::Ln(a), a, f64::ln)
+    }
+    /// Softmax over the last axis. The row max is subtracted as a constant, so no exp overflows.
+    pub fn softmax(&mut self, a: Var) -> Var {
+        let t = last_axis_log_softmax(self.value(a), true);
+        self.push(Op::Softmax(a), t)
+    }
+    pub fn log_softmax(&mut self, a: Var) -> Var {
+        let t = last_axis_log_softmax(self.value(a), false);
+        self.push(Op::LogSoftmax(a), t)
     }
     pub fn sum(&mut self, a: Var) -> Var {
         let s = self.value(a).data.iter().sum();
@@ -166,6 +183,42 @@ impl Tape {
                         .map(|(g, &x)| if x > 0.0 { *g } else { 0.0 }),
                 )
             }
+            Op::Ln(a) => {
+                let x = &self.value(a).data;
+                acc(&mut grads[a.0], g.data.iter().zip(x).map(|(g, x)| g / x))
+            }
+            Op::Softmax(a) => {
+                // dx = y * (g - sum(g * y)) per row
+                let n = *out.shape.last().unwrap_or(&1);
+                let mut dx = vec![0.0; out.len()];
+                for ((d, y), gr) in dx
+                    .chunks_mut(n)
+                    .zip(out.data.chunks(n))
+                    .zip(g.data.chunks(n))
+                {
+                    let s: f64 = y.iter().zip(gr).map(|(y, g)| y * g).sum();
+                    for ((d, y), g) in d.iter_mut().zip(y).zip(gr) {
+                        *d = y * (g - s);
+                    }
+                }
+                acc(&mut grads[a.0], dx.into_iter())
+            }
+            Op::LogSoftmax(a) => {
+                // dx = g - softmax * sum(g) per row
+                let n = *out.shape.last().unwrap_or(&1);
+                let mut dx = vec![0.0; out.len()];
+                for ((d, y), gr) in dx
+                    .chunks_mut(n)
+                    .zip(out.data.chunks(n))
+                    .zip(g.data.chunks(n))
+                {
+                    let s: f64 = gr.iter().sum();
+                    for ((d, y), g) in d.iter_mut().zip(y).zip(gr) {
+                        *d = g - y.exp() * s;
+                    }
+                }
+                acc(&mut grads[a.0], dx.into_iter())
+            }
             Op::Sum(a) => {
                 let n = self.value(a).len();
                 acc(&mut grads[a.0], std::iter::repeat_n(g.data[0], n))
@@ -181,6 +234,20 @@ impl Tape {
             }
         }
     }
+}
+
+/// Row-wise log-softmax (or softmax when `exp_out`) over the last axis, max-subtracted.
+fn last_axis_log_softmax(x: &Tensor, exp_out: bool) -> Tensor {
+    let n = *x.shape.last().unwrap_or(&1);
+    let mut out = x.data.clone();
+    for row in out.chunks_mut(n) {
+        let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let lse = m + row.iter().map(|v| (v - m).exp()).sum::<f64>().ln();
+        for v in row.iter_mut() {
+            *v = if exp_out { (*v - lse).exp() } else { *v - lse };
+        }
+    }
+    Tensor::from_vec(&x.shape, out)
 }
 
 /// Gradients only ever accumulate.

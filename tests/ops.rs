@@ -157,3 +157,77 @@ fn mlp_fits_xor_by_gradient_descent() {
     }
     assert!(loss_val < 1e-2, "XOR loss after training: {loss_val}");
 }
+
+#[test]
+fn ln_softmax_log_softmax_gradcheck() {
+    for (s, shape) in SHAPES.iter().enumerate() {
+        let a = Tensor::uniform(shape, -2.0, 2.0, 40 + s as u64);
+        let pos = Tensor::uniform(shape, 0.2, 2.0, 50 + s as u64);
+        let w = Tensor::uniform(shape, -1.0, 1.0, 60 + s as u64);
+        let dot = |t: &mut Tape, y: Var, w: Var| {
+            let p = t.mul(y, w);
+            t.sum(p)
+        };
+        check(
+            "ln",
+            |t, v| {
+                let y = t.ln(v[0]);
+                dot(t, y, v[1])
+            },
+            &[pos, w.clone()],
+        );
+        check(
+            "softmax",
+            |t, v| {
+                let y = t.softmax(v[0]);
+                dot(t, y, v[1])
+            },
+            &[a.clone(), w.clone()],
+        );
+        check(
+            "log_softmax",
+            |t, v| {
+                let y = t.log_softmax(v[0]);
+                dot(t, y, v[1])
+            },
+            &[a, w],
+        );
+    }
+}
+
+#[test]
+fn softmax_equals_exp_of_log_softmax_and_rows_sum_to_one() {
+    let mut t = Tape::new();
+    let x = t.leaf(Tensor::uniform(&[4, 5], -3.0, 3.0, 9));
+    let s = t.softmax(x);
+    let ls = t.log_softmax(x);
+    let e = t.exp(ls);
+    for (a, b) in t.value(s).data.iter().zip(&t.value(e).data) {
+        assert!((a - b).abs() < 1e-15);
+    }
+    for row in t.value(s).data.chunks(5) {
+        assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn softmax_of_extreme_logits_is_finite_with_finite_gradients() {
+    let mut t = Tape::new();
+    let x = t.leaf(Tensor::from_vec(&[3], vec![1000.0, 0.0, -1000.0]));
+    let w = t.leaf(Tensor::from_vec(&[3], vec![0.3, -0.2, 0.5]));
+    let s = t.softmax(x);
+    let ls = t.log_softmax(x);
+    assert_eq!(t.value(s).data, vec![1.0, 0.0, 0.0]);
+    assert!(t.value(ls).data.iter().all(|v| v.is_finite()));
+    assert_eq!(t.value(ls).data[2], -2000.0);
+    let a = t.mul(s, w);
+    let b = t.mul(ls, w);
+    let c = t.add(a, b);
+    let loss = t.sum(c);
+    let g = t.backward(loss);
+    assert!(
+        g[x.0].data.iter().all(|v| v.is_finite()),
+        "{:?}",
+        g[x.0].data
+    );
+}
