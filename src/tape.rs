@@ -19,6 +19,13 @@ enum Op {
     Matmul(Var, Var),
     Sum(Var),
     Ln(Var),
+    Div(Var, Var),
+    Sigmoid(Var),
+    Sqrt(Var),
+    /// GELU, the tanh form BERT uses.
+    Gelu(Var),
+    /// x * c for a constant c.
+    Scale(Var, f64),
     /// Softmax over the last axis; backward uses the saved output.
     Softmax(Var),
     /// Log-softmax over the last axis; backward uses the saved output.
@@ -92,6 +99,26 @@ impl Tape {
     }
     pub fn relu(&mut self, a: Var) -> Var {
         self.map(Op::Relu(a), a, |p| p.max(0.0))
+    }
+    pub fn div(&mut self, a: Var, b: Var) -> Var {
+        self.zip(Op::Div(a, b), "div", a, b, |p, q| p / q)
+    }
+    pub fn sigmoid(&mut self, a: Var) -> Var {
+        self.map(Op::Sigmoid(a), a, sigmoid)
+    }
+    pub fn sqrt(&mut self, a: Var) -> Var {
+        self.map(Op::Sqrt(a), a, f64::sqrt)
+    }
+    pub fn gelu(&mut self, a: Var) -> Var {
+        self.map(Op::Gelu(a), a, |x| gelu_and_slope(x).0)
+    }
+    pub fn scale(&mut self, a: Var, c: f64) -> Var {
+        let x = self.value(a);
+        let t = Tensor::from_vec(&x.shape, x.data.iter().map(|&p| p * c).collect());
+        self.push(Op::Scale(a, c), t)
+    }
+    pub fn neg(&mut self, a: Var) -> Var {
+        self.scale(a, -1.0)
     }
     pub fn ln(&mut self, a: Var) -> Var {
         self.map(Op::Ln(a), a, f64::ln)
@@ -183,6 +210,34 @@ impl Tape {
                         .map(|(g, &x)| if x > 0.0 { *g } else { 0.0 }),
                 )
             }
+            Op::Div(a, b) => {
+                let (x, y) = (&self.value(a).data, &self.value(b).data);
+                acc(&mut grads[a.0], g.data.iter().zip(y).map(|(g, y)| g / y));
+                acc(
+                    &mut grads[b.0],
+                    g.data
+                        .iter()
+                        .zip(x)
+                        .zip(y)
+                        .map(|((g, x), y)| -g * x / (y * y)),
+                );
+            }
+            Op::Sigmoid(a) => acc(
+                &mut grads[a.0],
+                g.data.iter().zip(&out.data).map(|(g, y)| g * y * (1.0 - y)),
+            ),
+            Op::Sqrt(a) => acc(
+                &mut grads[a.0],
+                g.data.iter().zip(&out.data).map(|(g, y)| g * 0.5 / y),
+            ),
+            Op::Gelu(a) => {
+                let x = &self.value(a).data;
+                acc(
+                    &mut grads[a.0],
+                    g.data.iter().zip(x).map(|(g, &x)| g * gelu_and_slope(x).1),
+                )
+            }
+            Op::Scale(a, c) => acc(&mut grads[a.0], g.data.iter().map(|g| g * c)),
             Op::Ln(a) => {
                 let x = &self.value(a).data;
                 acc(&mut grads[a.0], g.data.iter().zip(x).map(|(g, x)| g / x))
@@ -234,6 +289,28 @@ impl Tape {
             }
         }
     }
+}
+
+/// Logistic function written so that neither branch can overflow exp.
+fn sigmoid(x: f64) -> f64 {
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
+}
+
+/// GELU (tanh form) and its derivative: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+fn gelu_and_slope(x: f64) -> (f64, f64) {
+    let k = (2.0 / std::f64::consts::PI).sqrt();
+    let u = k * (x + 0.044715 * x * x * x);
+    let t = u.tanh();
+    let du = k * (1.0 + 3.0 * 0.044715 * x * x);
+    (
+        0.5 * x * (1.0 + t),
+        0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du,
+    )
 }
 
 /// Row-wise log-softmax (or softmax when `exp_out`) over the last axis, max-subtracted.

@@ -231,3 +231,74 @@ fn softmax_of_extreme_logits_is_finite_with_finite_gradients() {
         g[x.0].data
     );
 }
+
+#[test]
+fn div_sigmoid_sqrt_gelu_scale_neg_gradcheck() {
+    for (s, shape) in SHAPES.iter().enumerate() {
+        let a = Tensor::uniform(shape, -2.0, 2.0, 70 + s as u64);
+        let pos = Tensor::uniform(shape, 0.3, 2.0, 80 + s as u64);
+        let w = Tensor::uniform(shape, -1.0, 1.0, 90 + s as u64);
+        let dot = |t: &mut Tape, y: Var, w: Var| {
+            let p = t.mul(y, w);
+            t.sum(p)
+        };
+        check(
+            "div",
+            |t, v| {
+                let y = t.div(v[0], v[1]);
+                dot(t, y, v[2])
+            },
+            &[a.clone(), pos.clone(), w.clone()],
+        );
+        check(
+            "sigmoid",
+            |t, v| {
+                let y = t.sigmoid(v[0]);
+                dot(t, y, v[1])
+            },
+            &[a.clone(), w.clone()],
+        );
+        check(
+            "sqrt",
+            |t, v| {
+                let y = t.sqrt(v[0]);
+                dot(t, y, v[1])
+            },
+            &[pos, w.clone()],
+        );
+        check(
+            "gelu",
+            |t, v| {
+                let y = t.gelu(v[0]);
+                dot(t, y, v[1])
+            },
+            &[a.clone(), w.clone()],
+        );
+        check(
+            "scale",
+            |t, v| {
+                let y = t.scale(v[0], -0.7);
+                dot(t, y, v[1])
+            },
+            &[a.clone(), w.clone()],
+        );
+        check(
+            "neg",
+            |t, v| {
+                let y = t.neg(v[0]);
+                dot(t, y, v[1])
+            },
+            &[a, w],
+        );
+    }
+}
+
+#[test]
+fn sigmoid_of_extreme_inputs_is_finite() {
+    let mut t = Tape::new();
+    let x = t.leaf(Tensor::from_vec(&[2], vec![1000.0, -1000.0]));
+    let y = t.sigmoid(x);
+    assert_eq!(t.value(y).data, vec![1.0, 0.0]);
+    let l = t.sum(y);
+    assert!(t.backward(l)[x.0].data.iter().all(|v| v.is_finite()));
+}
