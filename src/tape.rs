@@ -19,6 +19,10 @@ enum Op {
     Matmul(Var, Var),
     Sum(Var),
     Ln(Var),
+    /// Mean cross-entropy of logits [N, C] against class indices; keeps the softmax.
+    CrossEntropy(Var, Vec<usize>, Tensor),
+    /// Mean squared error between two same-shape tensors.
+    Mse(Var, Var),
     Div(Var, Var),
     Sigmoid(Var),
     Sqrt(Var),
@@ -119,6 +123,43 @@ impl Tape {
     }
     pub fn neg(&mut self, a: Var) -> Var {
         self.scale(a, -1.0)
+    }
+    /// Mean over rows of -log softmax(logits)[target], from a max-subtracted log-softmax.
+    pub fn cross_entropy(&mut self, logits: Var, targets: &[usize]) -> Var {
+        let x = self.value(logits);
+        assert!(
+            x.shape.len() == 2 && x.shape[0] == targets.len(),
+            "cross_entropy: logits {:?} and {} targets",
+            x.shape,
+            targets.len()
+        );
+        let c = x.shape[1];
+        let ls = last_axis_log_softmax(x, false);
+        let loss = targets.iter().enumerate().map(|(i, &y)| {
+            assert!(
+                y < c,
+                "cross_entropy: target {y} out of range for {c} classes"
+            );
+            -ls.data[i * c + y]
+        });
+        let mean = loss.sum::<f64>() / targets.len() as f64;
+        let p = Tensor::from_vec(&ls.shape, ls.data.iter().map(|v| v.exp()).collect());
+        self.push(
+            Op::CrossEntropy(logits, targets.to_vec(), p),
+            Tensor::scalar(mean),
+        )
+    }
+    pub fn mse(&mut self, pred: Var, target: Var) -> Var {
+        self.same_shape("mse", pred, target);
+        let (p, y) = (self.value(pred), self.value(target));
+        let s: f64 = p
+            .data
+            .iter()
+            .zip(&y.data)
+            .map(|(p, y)| (p - y) * (p - y))
+            .sum();
+        let n = p.len() as f64;
+        self.push(Op::Mse(pred, target), Tensor::scalar(s / n))
     }
     pub fn ln(&mut self, a: Var) -> Var {
         self.map(Op::Ln(a), a, f64::ln)
@@ -238,6 +279,22 @@ impl Tape {
                 )
             }
             Op::Scale(a, c) => acc(&mut grads[a.0], g.data.iter().map(|g| g * c)),
+            Op::CrossEntropy(a, ref targets, ref p) => {
+                // d/dlogits = (softmax - onehot) / N
+                let (n, c) = (targets.len(), p.shape[1]);
+                let k = g.data[0] / n as f64;
+                let mut dx: Vec<f64> = p.data.iter().map(|v| v * k).collect();
+                for (i, &y) in targets.iter().enumerate() {
+                    dx[i * c + y] -= k;
+                }
+                acc(&mut grads[a.0], dx.into_iter())
+            }
+            Op::Mse(a, b) => {
+                let (p, y) = (&self.value(a).data, &self.value(b).data);
+                let k = 2.0 * g.data[0] / p.len() as f64;
+                acc(&mut grads[a.0], p.iter().zip(y).map(|(p, y)| k * (p - y)));
+                acc(&mut grads[b.0], p.iter().zip(y).map(|(p, y)| -k * (p - y)));
+            }
             Op::Ln(a) => {
                 let x = &self.value(a).data;
                 acc(&mut grads[a.0], g.data.iter().zip(x).map(|(g, x)| g / x))

@@ -302,3 +302,40 @@ fn sigmoid_of_extreme_inputs_is_finite() {
     let l = t.sum(y);
     assert!(t.backward(l)[x.0].data.iter().all(|v| v.is_finite()));
 }
+
+#[test]
+fn cross_entropy_and_mse_gradcheck() {
+    for (n, c) in [(1, 2), (3, 4), (5, 3)] {
+        let logits = Tensor::uniform(&[n, c], -2.0, 2.0, 100 + n as u64);
+        let targets: Vec<usize> = (0..n).map(|i| (i * 7 + 1) % c).collect();
+        check(
+            "cross_entropy",
+            |t, v| t.cross_entropy(v[0], &targets),
+            &[logits],
+        );
+        let p = Tensor::uniform(&[n, c], -1.0, 1.0, 110 + n as u64);
+        let y = Tensor::uniform(&[n, c], -1.0, 1.0, 120 + n as u64);
+        check("mse", |t, v| t.mse(v[0], v[1]), &[p, y]);
+    }
+}
+
+#[test]
+fn fused_cross_entropy_equals_composed_and_is_stable() {
+    let logits = Tensor::from_vec(&[2, 3], vec![0.5, -1.0, 2.0, 1000.0, 0.0, -1000.0]);
+    let targets = [2, 1];
+    let mut t = Tape::new();
+    let x = t.leaf(logits);
+    let ce = t.cross_entropy(x, &targets);
+    let ls = t.log_softmax(x);
+    let onehot = t.leaf(Tensor::from_vec(
+        &[2, 3],
+        vec![0.0, 0.0, 1.0, 0.0, 1.0, 0.0],
+    ));
+    let picked = t.mul(ls, onehot);
+    let s = t.sum(picked);
+    let composed = t.scale(s, -0.5);
+    let (a, b) = (t.value(ce).data[0], t.value(composed).data[0]);
+    assert!(a.is_finite() && (a - b).abs() < 1e-12, "{a} vs {b}");
+    let g = t.backward(ce);
+    assert!(g[x.0].data.iter().all(|v| v.is_finite()));
+}
