@@ -19,6 +19,9 @@ enum Op {
     Matmul(Var, Var),
     Sum(Var),
     Ln(Var),
+    Reshape(Var),
+    /// Swap of the last two axes.
+    Transpose(Var),
     /// Mean cross-entropy of logits [N, C] against class indices; keeps the softmax.
     CrossEntropy(Var, Vec<usize>, Tensor),
     /// Mean squared error between two same-shape tensors.
@@ -161,6 +164,28 @@ impl Tape {
         let n = p.len() as f64;
         self.push(Op::Mse(pred, target), Tensor::scalar(s / n))
     }
+    pub fn reshape(&mut self, a: Var, shape: &[usize]) -> Var {
+        let x = self.value(a);
+        let n: usize = shape.iter().product();
+        assert_eq!(n, x.len(), "reshape: {:?} cannot become {shape:?}", x.shape);
+        let t = Tensor::from_vec(shape, x.data.clone());
+        self.push(Op::Reshape(a), t)
+    }
+    /// Transpose of the last two axes, `[.., m, n] -> [.., n, m]`.
+    pub fn transpose(&mut self, a: Var) -> Var {
+        let x = self.value(a);
+        assert!(
+            x.shape.len() >= 2,
+            "transpose: needs 2 or more axes, got {:?}",
+            x.shape
+        );
+        let r = x.shape.len();
+        let (m, n) = (x.shape[r - 2], x.shape[r - 1]);
+        let mut shape = x.shape.clone();
+        shape.swap(r - 2, r - 1);
+        let t = Tensor::from_vec(&shape, transpose_last2(&x.data, m, n));
+        self.push(Op::Transpose(a), t)
+    }
     pub fn ln(&mut self, a: Var) -> Var {
         self.map(Op::Ln(a), a, f64::ln)
     }
@@ -295,6 +320,12 @@ impl Tape {
                 acc(&mut grads[a.0], p.iter().zip(y).map(|(p, y)| k * (p - y)));
                 acc(&mut grads[b.0], p.iter().zip(y).map(|(p, y)| -k * (p - y)));
             }
+            Op::Reshape(a) => acc(&mut grads[a.0], g.data.iter().copied()),
+            Op::Transpose(a) => {
+                let r = out.shape.len();
+                let (n, m) = (out.shape[r - 2], out.shape[r - 1]);
+                acc(&mut grads[a.0], transpose_last2(&g.data, n, m).into_iter())
+            }
             Op::Ln(a) => {
                 let x = &self.value(a).data;
                 acc(&mut grads[a.0], g.data.iter().zip(x).map(|(g, x)| g / x))
@@ -382,6 +413,19 @@ fn last_axis_log_softmax(x: &Tensor, exp_out: bool) -> Tensor {
         }
     }
     Tensor::from_vec(&x.shape, out)
+}
+
+/// Swap the last two axes of a stack of [m, n] matrices.
+fn transpose_last2(x: &[f64], m: usize, n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; x.len()];
+    for (o, i) in out.chunks_mut(m * n).zip(x.chunks(m * n)) {
+        for r in 0..m {
+            for c in 0..n {
+                o[c * m + r] = i[r * n + c];
+            }
+        }
+    }
+    out
 }
 
 /// Gradients only ever accumulate.

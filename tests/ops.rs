@@ -339,3 +339,46 @@ fn fused_cross_entropy_equals_composed_and_is_stable() {
     let g = t.backward(ce);
     assert!(g[x.0].data.iter().all(|v| v.is_finite()));
 }
+
+#[test]
+fn reshape_and_transpose_gradcheck() {
+    for shape in [&[2, 3][..], &[3, 1], &[2, 3, 4]] {
+        let a = Tensor::uniform(shape, -1.0, 1.0, 130);
+        let mut ts = shape.to_vec();
+        let r = ts.len();
+        ts.swap(r - 2, r - 1);
+        let wt = Tensor::uniform(&ts, -1.0, 1.0, 131);
+        let n = a.len();
+        let wr = Tensor::uniform(&[n], -1.0, 1.0, 132);
+        check(
+            "transpose",
+            |t, v| {
+                let y = t.transpose(v[0]);
+                let p = t.mul(y, v[1]);
+                t.sum(p)
+            },
+            &[a.clone(), wt],
+        );
+        check(
+            "reshape",
+            |t, v| {
+                let y = t.reshape(v[0], &[n]);
+                let p = t.mul(y, v[1]);
+                t.sum(p)
+            },
+            &[a, wr],
+        );
+    }
+}
+
+#[test]
+fn transpose_moves_elements() {
+    let mut t = Tape::new();
+    let x = t.leaf(Tensor::from_vec(
+        &[2, 3],
+        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+    ));
+    let y = t.transpose(x);
+    assert_eq!(t.value(y).shape, vec![3, 2]);
+    assert_eq!(t.value(y).data, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+}
