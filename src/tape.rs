@@ -19,6 +19,8 @@ enum Op {
     Matmul(Var, Var),
     Sum(Var),
     Ln(Var),
+    /// Sum over one axis; the backward spreads the gradient back along it.
+    SumAxis(Var, usize),
     Reshape(Var),
     /// Swap of the last two axes.
     Transpose(Var),
@@ -186,6 +188,37 @@ impl Tape {
         let t = Tensor::from_vec(&shape, transpose_last2(&x.data, m, n));
         self.push(Op::Transpose(a), t)
     }
+    /// Sum over `axis`, keeping it as size 1 when `keepdim`.
+    pub fn sum_axis(&mut self, a: Var, axis: usize, keepdim: bool) -> Var {
+        let x = self.value(a);
+        assert!(
+            axis < x.shape.len(),
+            "sum_axis: axis {axis} out of range for {:?}",
+            x.shape
+        );
+        let (outer, n, inner) = split_at_axis(&x.shape, axis);
+        let mut out = vec![0.0; outer * inner];
+        for o in 0..outer {
+            for k in 0..n {
+                for i in 0..inner {
+                    out[o * inner + i] += x.data[(o * n + k) * inner + i];
+                }
+            }
+        }
+        let mut shape = x.shape.clone();
+        if keepdim {
+            shape[axis] = 1;
+        } else {
+            shape.remove(axis);
+        }
+        self.push(Op::SumAxis(a, axis), Tensor::from_vec(&shape, out))
+    }
+    /// Mean over `axis`.
+    pub fn mean_axis(&mut self, a: Var, axis: usize, keepdim: bool) -> Var {
+        let n = self.value(a).shape[axis] as f64;
+        let s = self.sum_axis(a, axis, keepdim);
+        self.scale(s, 1.0 / n)
+    }
     pub fn ln(&mut self, a: Var) -> Var {
         self.map(Op::Ln(a), a, f64::ln)
     }
@@ -326,6 +359,12 @@ impl Tape {
                 let (n, m) = (out.shape[r - 2], out.shape[r - 1]);
                 acc(&mut grads[a.0], transpose_last2(&g.data, n, m).into_iter())
             }
+            Op::SumAxis(a, axis) => {
+                let (outer, n, inner) = split_at_axis(&self.value(a).shape, axis);
+                let spread =
+                    (0..outer * n * inner).map(|e| g.data[(e / (n * inner)) * inner + e % inner]);
+                acc(&mut grads[a.0], spread)
+            }
             Op::Ln(a) => {
                 let x = &self.value(a).data;
                 acc(&mut grads[a.0], g.data.iter().zip(x).map(|(g, x)| g / x))
@@ -426,6 +465,15 @@ fn transpose_last2(x: &[f64], m: usize, n: usize) -> Vec<f64> {
         }
     }
     out
+}
+
+/// (product of axes before, the axis, product of axes after).
+fn split_at_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
+    (
+        shape[..axis].iter().product(),
+        shape[axis],
+        shape[axis + 1..].iter().product(),
+    )
 }
 
 /// Gradients only ever accumulate.

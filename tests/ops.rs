@@ -382,3 +382,53 @@ fn transpose_moves_elements() {
     assert_eq!(t.value(y).shape, vec![3, 2]);
     assert_eq!(t.value(y).data, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
 }
+
+#[test]
+fn sum_and_mean_over_axes_gradcheck() {
+    for shape in [&[4][..], &[2, 3], &[2, 3, 4]] {
+        for axis in 0..shape.len() {
+            for keepdim in [false, true] {
+                let a = Tensor::uniform(shape, -1.0, 1.0, 140 + axis as u64);
+                let mut os = shape.to_vec();
+                if keepdim {
+                    os[axis] = 1;
+                } else {
+                    os.remove(axis);
+                }
+                let w = Tensor::uniform(&os, -1.0, 1.0, 150);
+                check(
+                    "sum_axis",
+                    |t, v| {
+                        let y = t.sum_axis(v[0], axis, keepdim);
+                        let p = t.mul(y, v[1]);
+                        t.sum(p)
+                    },
+                    &[a.clone(), w.clone()],
+                );
+                check(
+                    "mean_axis",
+                    |t, v| {
+                        let y = t.mean_axis(v[0], axis, keepdim);
+                        let p = t.mul(y, v[1]);
+                        t.sum(p)
+                    },
+                    &[a, w],
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn sum_axis_values() {
+    let mut t = Tape::new();
+    let x = t.leaf(Tensor::from_vec(
+        &[2, 3],
+        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+    ));
+    let rows = t.sum_axis(x, 1, false);
+    let cols = t.sum_axis(x, 0, true);
+    assert_eq!(t.value(rows).data, vec![6.0, 15.0]);
+    assert_eq!(t.value(cols).shape, vec![1, 3]);
+    assert_eq!(t.value(cols).data, vec![5.0, 7.0, 9.0]);
+}
