@@ -369,38 +369,14 @@ impl Tape {
                 let x = &self.value(a).data;
                 acc(&mut grads[a.0], g.data.iter().zip(x).map(|(g, x)| g / x))
             }
-            Op::Softmax(a) => {
-                // dx = y * (g - sum(g * y)) per row
-                let n = *out.shape.last().unwrap_or(&1);
-                let mut dx = vec![0.0; out.len()];
-                for ((d, y), gr) in dx
-                    .chunks_mut(n)
-                    .zip(out.data.chunks(n))
-                    .zip(g.data.chunks(n))
-                {
-                    let s: f64 = y.iter().zip(gr).map(|(y, g)| y * g).sum();
-                    for ((d, y), g) in d.iter_mut().zip(y).zip(gr) {
-                        *d = y * (g - s);
-                    }
-                }
-                acc(&mut grads[a.0], dx.into_iter())
-            }
-            Op::LogSoftmax(a) => {
-                // dx = g - softmax * sum(g) per row
-                let n = *out.shape.last().unwrap_or(&1);
-                let mut dx = vec![0.0; out.len()];
-                for ((d, y), gr) in dx
-                    .chunks_mut(n)
-                    .zip(out.data.chunks(n))
-                    .zip(g.data.chunks(n))
-                {
-                    let s: f64 = gr.iter().sum();
-                    for ((d, y), g) in d.iter_mut().zip(y).zip(gr) {
-                        *d = g - y.exp() * s;
-                    }
-                }
-                acc(&mut grads[a.0], dx.into_iter())
-            }
+            Op::Softmax(a) => acc(
+                &mut grads[a.0],
+                softmax_rows_backward(out, g, false).into_iter(),
+            ),
+            Op::LogSoftmax(a) => acc(
+                &mut grads[a.0],
+                softmax_rows_backward(out, g, true).into_iter(),
+            ),
             Op::Sum(a) => {
                 let n = self.value(a).len();
                 acc(&mut grads[a.0], std::iter::repeat_n(g.data[0], n))
@@ -474,6 +450,31 @@ fn split_at_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
         shape[axis],
         shape[axis + 1..].iter().product(),
     )
+}
+
+/// Backward of softmax over the last axis, from its saved output `out` (log-probabilities when
+/// `log`): softmax gives y * (g - sum(g * y)), log-softmax gives g - exp(y) * sum(g), per row.
+fn softmax_rows_backward(out: &Tensor, g: &Tensor, log: bool) -> Vec<f64> {
+    let n = *out.shape.last().unwrap_or(&1);
+    let mut dx = vec![0.0; out.len()];
+    for ((d, y), gr) in dx
+        .chunks_mut(n)
+        .zip(out.data.chunks(n))
+        .zip(g.data.chunks(n))
+    {
+        if log {
+            let s: f64 = gr.iter().sum();
+            for ((d, y), g) in d.iter_mut().zip(y).zip(gr) {
+                *d = g - y.exp() * s;
+            }
+        } else {
+            let s: f64 = y.iter().zip(gr).map(|(y, g)| y * g).sum();
+            for ((d, y), g) in d.iter_mut().zip(y).zip(gr) {
+                *d = y * (g - s);
+            }
+        }
+    }
+    dx
 }
 
 /// Gradients only ever accumulate.

@@ -6,6 +6,12 @@ fn check(name: &str, f: impl Fn(&mut Tape, &[Var]) -> Var, inputs: &[Tensor]) {
     assert!(r.passed && r.max_rel_err <= 1e-6, "{name}: {r:?}");
 }
 
+/// Reduces a tensor output to a scalar by a dot with fixed weights, as gradcheck needs.
+fn dot(t: &mut Tape, y: Var, w: Var) -> Var {
+    let p = t.mul(y, w);
+    t.sum(p)
+}
+
 const SHAPES: [&[usize]; 3] = [&[3], &[2, 3], &[2, 2, 3]];
 
 #[test]
@@ -15,10 +21,6 @@ fn elementwise_ops_gradcheck() {
         // keep relu away from its kink at 0
         let b = Tensor::uniform(shape, 0.1, 1.0, 20 + s as u64);
         let w = Tensor::uniform(shape, -1.0, 1.0, 30 + s as u64);
-        let dot = |t: &mut Tape, y: Var, w: Var| {
-            let p = t.mul(y, w);
-            t.sum(p)
-        };
         check(
             "add",
             |t, v| {
@@ -164,10 +166,6 @@ fn ln_softmax_log_softmax_gradcheck() {
         let a = Tensor::uniform(shape, -2.0, 2.0, 40 + s as u64);
         let pos = Tensor::uniform(shape, 0.2, 2.0, 50 + s as u64);
         let w = Tensor::uniform(shape, -1.0, 1.0, 60 + s as u64);
-        let dot = |t: &mut Tape, y: Var, w: Var| {
-            let p = t.mul(y, w);
-            t.sum(p)
-        };
         check(
             "ln",
             |t, v| {
@@ -238,10 +236,6 @@ fn div_sigmoid_sqrt_gelu_scale_neg_gradcheck() {
         let a = Tensor::uniform(shape, -2.0, 2.0, 70 + s as u64);
         let pos = Tensor::uniform(shape, 0.3, 2.0, 80 + s as u64);
         let w = Tensor::uniform(shape, -1.0, 1.0, 90 + s as u64);
-        let dot = |t: &mut Tape, y: Var, w: Var| {
-            let p = t.mul(y, w);
-            t.sum(p)
-        };
         check(
             "div",
             |t, v| {
