@@ -1,11 +1,13 @@
-//! at5: a from-scratch reverse-mode autodiff engine for studying scalar relative-position
-//! biases in attention (T5, AT5 and their baselines).
-pub mod gradcheck;
-pub mod tape;
+//! at5: a from-scratch reverse-mode autodiff engine and a small transformer encoder for studying
+//! scalar relative-position biases in attention (T5, AT5 and their baselines).
+pub mod autodiff;
+pub mod float;
+pub mod params;
 pub mod tensor;
 
-pub use gradcheck::{GradcheckReport, gradcheck};
-pub use tape::{Tape, Var};
+pub use autodiff::{GradcheckReport, Gradients, Tape, Var, gradcheck};
+pub use float::Float;
+pub use params::{Bound, ParamId, ParamStore};
 pub use tensor::Tensor;
 
 #[cfg(doctest)]

@@ -1,0 +1,7 @@
+//! The reverse-mode engine: the tape, its op families, and gradient checking.
+pub mod gradcheck;
+pub mod ops;
+pub mod tape;
+
+pub use gradcheck::{GradcheckReport, gradcheck};
+pub use tape::{Gradients, Tape, Var};

@@ -1,0 +1,201 @@
+//! Add, sub, mul, div with numpy broadcasting, and the one place broadcasting is undone.
+use crate::autodiff::tape::{Grads, Op, Tape, Var};
+use crate::float::Float;
+use crate::tensor::Tensor;
+
+/// The numpy broadcast of two shapes, or `None` when they do not broadcast.
+pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let r = a.len().max(b.len());
+    let dim = |s: &[usize], i: usize| {
+        if i + s.len() < r {
+            1
+        } else {
+            s[i + s.len() - r]
+        }
+    };
+    (0..r)
+        .map(|i| match (dim(a, i), dim(b, i)) {
+            (x, y) if x == y => Some(x),
+            (1, y) => Some(y),
+            (x, 1) => Some(x),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Strides of `shape` read in the coordinates of the larger `out` shape (0 on broadcast axes).
+fn strides_in(shape: &[usize], out: &[usize]) -> Vec<usize> {
+    let mut st = vec![0; out.len()];
+    let off = out.len() - shape.len();
+    let mut s = 1;
+    for i in (0..shape.len()).rev() {
+        st[off + i] = if shape[i] == 1 { 0 } else { s };
+        s *= shape[i];
+    }
+    st
+}
+
+/// Calls `f(i, ia, ib)` for every flat index `i` of `out` with the flat indices it reads in `a`
+/// and `b`, in row-major order.
+pub(crate) fn for_each_broadcast(
+    out: &[usize],
+    a: &[usize],
+    b: &[usize],
+    mut f: impl FnMut(usize, usize, usize),
+) {
+    let n: usize = out.iter().product();
+    if a == out && b == out {
+        (0..n).for_each(|i| f(i, i, i));
+        return;
+    }
+    let (sa, sb) = (strides_in(a, out), strides_in(b, out));
+    let r = out.len();
+    let mut idx = vec![0; r];
+    let (mut ia, mut ib) = (0, 0);
+    for i in 0..n {
+        f(i, ia, ib);
+        // odometer step: advance the last axis, carry into earlier ones
+        for d in (0..r).rev() {
+            idx[d] += 1;
+            ia += sa[d];
+            ib += sb[d];
+            if idx[d] < out[d] {
+                break;
+            }
+            ia -= sa[d] * out[d];
+            ib -= sb[d] * out[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Undo broadcasting: `dst (shape) += g (out)` summed over the broadcast axes.
+pub(crate) fn sum_to_shape<F: Float>(g: &[F], out: &[usize], dst: &mut [F], shape: &[usize]) {
+    if shape == out {
+        dst.iter_mut().zip(g).for_each(|(d, s)| *d += *s);
+        return;
+    }
+    for_each_broadcast(out, shape, shape, |i, ia, _| dst[ia] += g[i]);
+}
+
+impl<F: Float> Tape<F> {
+    fn broadcast_op(&mut self, name: &str, op: Op<F>, a: Var, b: Var, f: fn(F, F) -> F) -> Var {
+        let (x, y) = (self.value(a), self.value(b));
+        let out = broadcast_shape(&x.shape, &y.shape).unwrap_or_else(|| {
+            panic!(
+                "{name}: shapes {:?} and {:?} do not broadcast",
+                x.shape, y.shape
+            )
+        });
+        let mut data = vec![F::ZERO; out.iter().product()];
+        for_each_broadcast(&out, &x.shape, &y.shape, |i, ia, ib| {
+            data[i] = f(x.data[ia], y.data[ib])
+        });
+        self.push(op, Tensor::from_vec(&out, data))
+    }
+    pub fn add(&mut self, a: Var, b: Var) -> Var {
+        self.broadcast_op("add", Op::Add(a, b), a, b, |p, q| p + q)
+    }
+    pub fn sub(&mut self, a: Var, b: Var) -> Var {
+        self.broadcast_op("sub", Op::Sub(a, b), a, b, |p, q| p - q)
+    }
+    pub fn mul(&mut self, a: Var, b: Var) -> Var {
+        self.broadcast_op("mul", Op::Mul(a, b), a, b, |p, q| p * q)
+    }
+    pub fn div(&mut self, a: Var, b: Var) -> Var {
+        self.broadcast_op("div", Op::Div(a, b), a, b, |p, q| p / q)
+    }
+    /// `x + mask`, the constant `mask` broadcast onto x's shape (use -inf to exclude entries from
+    /// a following softmax: they get exactly zero weight, which no finite adder guarantees).
+    pub fn add_mask(&mut self, x: Var, mask: &Tensor<F>) -> Var {
+        let v = self.value(x);
+        let out = broadcast_shape(&v.shape, &mask.shape);
+        assert!(
+            out.as_deref() == Some(&v.shape[..]),
+            "add_mask: mask {:?} does not broadcast onto {:?}",
+            mask.shape,
+            v.shape
+        );
+        let mut data = v.data.clone();
+        for_each_broadcast(&v.shape, &v.shape, &mask.shape, |i, _, im| {
+            data[i] += mask.data[im]
+        });
+        let shape = v.shape.clone();
+        self.push(Op::AddConst(x), Tensor::from_vec(&shape, data))
+    }
+}
+
+/// Backward of a broadcast binary op: `da = sum_to_shape(g * dfa)`, and the same for b.
+fn backward_with<F: Float>(
+    tape: &Tape<F>,
+    (a, b): (Var, Var),
+    out: &Tensor<F>,
+    g: &[F],
+    grads: &mut Grads<F>,
+    dfa: impl Fn(F, F, F) -> F,
+    dfb: impl Fn(F, F, F) -> F,
+) {
+    let (x, y) = (tape.value(a), tape.value(b));
+    for (v, df) in [(a, &dfa as &dyn Fn(F, F, F) -> F), (b, &dfb)] {
+        if !tape.needs_grad(v) {
+            continue;
+        }
+        let mut full = vec![F::ZERO; out.len()];
+        for_each_broadcast(&out.shape, &x.shape, &y.shape, |i, ia, ib| {
+            full[i] = df(g[i], x.data[ia], y.data[ib])
+        });
+        let shape = &tape.value(v).shape;
+        if let Some(d) = grads.slot(tape, v) {
+            sum_to_shape(&full, &out.shape, d, shape);
+        }
+    }
+}
+
+pub(crate) fn add_backward<F: Float>(
+    t: &Tape<F>,
+    a: Var,
+    b: Var,
+    out: &Tensor<F>,
+    g: &[F],
+    gr: &mut Grads<F>,
+) {
+    backward_with(t, (a, b), out, g, gr, |g, _, _| g, |g, _, _| g)
+}
+pub(crate) fn sub_backward<F: Float>(
+    t: &Tape<F>,
+    a: Var,
+    b: Var,
+    out: &Tensor<F>,
+    g: &[F],
+    gr: &mut Grads<F>,
+) {
+    backward_with(t, (a, b), out, g, gr, |g, _, _| g, |g, _, _| -g)
+}
+pub(crate) fn mul_backward<F: Float>(
+    t: &Tape<F>,
+    a: Var,
+    b: Var,
+    out: &Tensor<F>,
+    g: &[F],
+    gr: &mut Grads<F>,
+) {
+    backward_with(t, (a, b), out, g, gr, |g, _, y| g * y, |g, x, _| g * x)
+}
+pub(crate) fn div_backward<F: Float>(
+    t: &Tape<F>,
+    a: Var,
+    b: Var,
+    out: &Tensor<F>,
+    g: &[F],
+    gr: &mut Grads<F>,
+) {
+    backward_with(
+        t,
+        (a, b),
+        out,
+        g,
+        gr,
+        |g, _, y| g / y,
+        |g, x, y| -g * x / (y * y),
+    )
+}

@@ -1,0 +1,181 @@
+//! Elementwise maps: scale, shift, exp, ln, sqrt, powf, relu, gelu, sigmoid, tanh.
+use super::{CHUNK, PAR_MIN};
+use crate::autodiff::tape::{Grads, Op, Tape, Var};
+use crate::float::Float;
+use crate::tensor::Tensor;
+use rayon::prelude::*;
+
+/// `f` applied to every element, in fixed chunks across threads for large tensors.
+pub(crate) fn map_par<F: Float>(x: &[F], f: impl Fn(F) -> F + Sync) -> Vec<F> {
+    let mut out = vec![F::ZERO; x.len()];
+    if x.len() < PAR_MIN {
+        out.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v));
+    } else {
+        out.par_chunks_mut(CHUNK)
+            .zip(x.par_chunks(CHUNK))
+            .for_each(|(o, x)| o.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v)));
+    }
+    out
+}
+
+/// `grad(a) += g * df(x, y)` where x is a's value and y the op's output.
+fn acc_local<F: Float>(
+    tape: &Tape<F>,
+    a: Var,
+    out: &[F],
+    g: &[F],
+    grads: &mut Grads<F>,
+    df: impl Fn(F, F) -> F + Sync,
+) {
+    let x = &tape.value(a).data;
+    if let Some(d) = grads.slot(tape, a) {
+        let body = |(d, ((g, x), y)): (&mut F, ((&F, &F), &F))| *d += *g * df(*x, *y);
+        if d.len() < PAR_MIN {
+            d.iter_mut().zip(g.iter().zip(x).zip(out)).for_each(body);
+        } else {
+            d.par_iter_mut()
+                .zip(g.par_iter().zip(x.par_iter()).zip(out.par_iter()))
+                .with_min_len(CHUNK)
+                .for_each(body);
+        }
+    }
+}
+
+impl<F: Float> Tape<F> {
+    fn unary(&mut self, op: Op<F>, a: Var, f: impl Fn(F) -> F + Sync) -> Var {
+        let x = self.value(a);
+        let t = Tensor::from_vec(&x.shape, map_par(&x.data, f));
+        self.push(op, t)
+    }
+    /// `x * c` for a constant c.
+    pub fn scale(&mut self, a: Var, c: f64) -> Var {
+        let k = F::from_f64(c);
+        self.unary(Op::Scale(a, c), a, |x| x * k)
+    }
+    pub fn neg(&mut self, a: Var) -> Var {
+        self.scale(a, -1.0)
+    }
+    /// `x + c` for a constant c.
+    pub fn add_scalar(&mut self, a: Var, c: f64) -> Var {
+        let k = F::from_f64(c);
+        self.unary(Op::AddScalar(a), a, |x| x + k)
+    }
+    pub fn exp(&mut self, a: Var) -> Var {
+        self.unary(Op::Exp(a), a, F::exp)
+    }
+    pub fn ln(&mut self, a: Var) -> Var {
+        self.unary(Op::Ln(a), a, F::ln)
+    }
+    pub fn sqrt(&mut self, a: Var) -> Var {
+        self.unary(Op::Sqrt(a), a, F::sqrt)
+    }
+    /// `x^p` for a constant exponent p.
+    pub fn powf(&mut self, a: Var, p: f64) -> Var {
+        let k = F::from_f64(p);
+        self.unary(Op::Powf(a, p), a, move |x| x.powf(k))
+    }
+    pub fn relu(&mut self, a: Var) -> Var {
+        self.unary(Op::Relu(a), a, |x| if x > F::ZERO { x } else { F::ZERO })
+    }
+    /// GELU in the tanh form BERT uses.
+    pub fn gelu(&mut self, a: Var) -> Var {
+        self.unary(Op::Gelu(a), a, |x| gelu_and_slope(x).0)
+    }
+    pub fn sigmoid(&mut self, a: Var) -> Var {
+        self.unary(Op::Sigmoid(a), a, sigmoid)
+    }
+    pub fn tanh(&mut self, a: Var) -> Var {
+        self.unary(Op::Tanh(a), a, F::tanh)
+    }
+}
+
+pub(crate) fn scale_backward<F: Float>(t: &Tape<F>, a: Var, c: f64, g: &[F], gr: &mut Grads<F>) {
+    let k = F::from_f64(c);
+    let x = &t.value(a).data;
+    acc_local(t, a, x, g, gr, |_, _| k)
+}
+pub(crate) fn exp_backward<F: Float>(
+    t: &Tape<F>,
+    a: Var,
+    out: &Tensor<F>,
+    g: &[F],
+    gr: &mut Grads<F>,
+) {
+    acc_local(t, a, &out.data, g, gr, |_, y| y)
+}
+pub(crate) fn ln_backward<F: Float>(t: &Tape<F>, a: Var, g: &[F], gr: &mut Grads<F>) {
+    let x = &t.value(a).data;
+    acc_local(t, a, x, g, gr, |x, _| F::ONE / x)
+}
+pub(crate) fn sqrt_backward<F: Float>(
+    t: &Tape<F>,
+    a: Var,
+    out: &Tensor<F>,
+    g: &[F],
+    gr: &mut Grads<F>,
+) {
+    let half = F::from_f64(0.5);
+    acc_local(t, a, &out.data, g, gr, |_, y| half / y)
+}
+pub(crate) fn powf_backward<F: Float>(t: &Tape<F>, a: Var, p: f64, g: &[F], gr: &mut Grads<F>) {
+    let (k, k1) = (F::from_f64(p), F::from_f64(p - 1.0));
+    let x = &t.value(a).data;
+    acc_local(t, a, x, g, gr, |x, _| k * x.powf(k1))
+}
+pub(crate) fn relu_backward<F: Float>(t: &Tape<F>, a: Var, g: &[F], gr: &mut Grads<F>) {
+    let x = &t.value(a).data;
+    acc_local(
+        t,
+        a,
+        x,
+        g,
+        gr,
+        |x, _| if x > F::ZERO { F::ONE } else { F::ZERO },
+    )
+}
+pub(crate) fn gelu_backward<F: Float>(t: &Tape<F>, a: Var, g: &[F], gr: &mut Grads<F>) {
+    let x = &t.value(a).data;
+    acc_local(t, a, x, g, gr, |x, _| gelu_and_slope(x).1)
+}
+pub(crate) fn sigmoid_backward<F: Float>(
+    t: &Tape<F>,
+    a: Var,
+    out: &Tensor<F>,
+    g: &[F],
+    gr: &mut Grads<F>,
+) {
+    acc_local(t, a, &out.data, g, gr, |_, y| y * (F::ONE - y))
+}
+pub(crate) fn tanh_backward<F: Float>(
+    t: &Tape<F>,
+    a: Var,
+    out: &Tensor<F>,
+    g: &[F],
+    gr: &mut Grads<F>,
+) {
+    acc_local(t, a, &out.data, g, gr, |_, y| F::ONE - y * y)
+}
+
+/// Logistic function written so that neither branch can overflow exp.
+pub fn sigmoid<F: Float>(x: F) -> F {
+    if x >= F::ZERO {
+        F::ONE / (F::ONE + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (F::ONE + e)
+    }
+}
+
+/// GELU (tanh form) and its derivative: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+pub fn gelu_and_slope<F: Float>(x: F) -> (F, F) {
+    let k = F::from_f64((2.0 / std::f64::consts::PI).sqrt());
+    let c = F::from_f64(0.044715);
+    let half = F::from_f64(0.5);
+    let u = k * (x + c * x * x * x);
+    let t = u.tanh();
+    let du = k * (F::ONE + F::from_f64(3.0) * c * x * x);
+    (
+        half * x * (F::ONE + t),
+        half * (F::ONE + t) + half * x * (F::ONE - t * t) * du,
+    )
+}

@@ -1,0 +1,196 @@
+//! Matrix products: 2-D and batched `[.., m, k] x [.., k, n]` with broadcast batch axes.
+//!
+//! One strided GEMM serves the forward and both backward products: a transposed operand is the
+//! same buffer read with swapped strides, never a copy.
+use super::binary::{broadcast_shape, for_each_broadcast};
+use crate::autodiff::tape::{Grads, Op, Tape, Var};
+use crate::float::Float;
+use crate::tensor::Tensor;
+use rayon::prelude::*;
+
+/// Rows of C per parallel task: fixed, so results do not depend on the thread count.
+const ROWS: usize = 64;
+
+/// `C[m,n] (+)= op(A)[m,k] op(B)[k,n]`. `a` is stored `[m,k]`, or `[k,m]` when `ta`;
+/// `b` is stored `[k,n]`, or `[n,k]` when `tb`. `beta` 0 overwrites C, 1 accumulates.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm<F: Float>(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[F],
+    ta: bool,
+    b: &[F],
+    tb: bool,
+    c: &mut [F],
+    beta: F,
+    parallel: bool,
+) {
+    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
+    let (rsa, csa) = if ta { (1, m) } else { (k, 1) };
+    let (rsb, csb) = if tb { (1, k) } else { (n, 1) };
+    let run = |r0: usize, c: &mut [F]| {
+        let rows = c.len() / n;
+        // SAFETY: A rows r0..r0+rows, all of B, and the c chunk lie inside the slices checked
+        // above; strides describe exactly the stored layouts.
+        unsafe {
+            F::gemm(
+                rows,
+                k,
+                n,
+                a[r0 * rsa..].as_ptr(),
+                rsa as isize,
+                csa as isize,
+                b.as_ptr(),
+                rsb as isize,
+                csb as isize,
+                beta,
+                c.as_mut_ptr(),
+                n as isize,
+                1,
+            )
+        }
+    };
+    let c = &mut c[..m * n];
+    if n == 0 || m == 0 {
+        return;
+    }
+    if parallel && m > ROWS && m * n * k >= 1 << 18 {
+        c.par_chunks_mut(ROWS * n)
+            .enumerate()
+            .for_each(|(i, ch)| run(i * ROWS, ch));
+    } else {
+        run(0, c);
+    }
+}
+
+/// Batch axes of the product and, per output matrix, the matrices of a and b it reads.
+fn batch_plan(a: &[usize], b: &[usize], name: &str) -> (Vec<usize>, Vec<(usize, usize)>) {
+    let (ba, bb) = (&a[..a.len() - 2], &b[..b.len() - 2]);
+    let out = broadcast_shape(ba, bb)
+        .unwrap_or_else(|| panic!("{name}: batch axes of {a:?} and {b:?} do not broadcast"));
+    let mut plan = Vec::with_capacity(out.iter().product());
+    for_each_broadcast(&out, ba, bb, |_, ia, ib| plan.push((ia, ib)));
+    (out, plan)
+}
+
+impl<F: Float> Tape<F> {
+    /// `a @ b`; both at least 2-D, batch axes broadcast as in numpy.
+    pub fn matmul(&mut self, a: Var, b: Var) -> Var {
+        self.matmul_t(a, b, false, false)
+    }
+    /// `op(a) @ op(b)` where `ta`/`tb` transpose the last two axes of a/b without copying.
+    pub fn matmul_t(&mut self, a: Var, b: Var, ta: bool, tb: bool) -> Var {
+        let (x, y) = (self.value(a), self.value(b));
+        let (ra, rb) = (x.shape.len(), y.shape.len());
+        let ok = ra >= 2 && rb >= 2;
+        let dims = |s: &[usize], t: bool| {
+            let (r, c) = (s[s.len() - 2], s[s.len() - 1]);
+            if t { (c, r) } else { (r, c) }
+        };
+        assert!(
+            ok && dims(&x.shape, ta).1 == dims(&y.shape, tb).0,
+            "matmul: shapes {:?} and {:?} do not multiply (transposed: {ta}, {tb})",
+            x.shape,
+            y.shape
+        );
+        let ((m, k), (_, n)) = (dims(&x.shape, ta), dims(&y.shape, tb));
+        let (batch, plan) = batch_plan(&x.shape, &y.shape, "matmul");
+        let mut out = vec![F::ZERO; plan.len() * m * n];
+        let one = plan.len() == 1;
+        let body = |(i, c): (usize, &mut [F])| {
+            let (ia, ib) = plan[i];
+            gemm(
+                m,
+                k,
+                n,
+                &x.data[ia * m * k..],
+                ta,
+                &y.data[ib * k * n..],
+                tb,
+                c,
+                F::ZERO,
+                one,
+            )
+        };
+        if one || m * n == 0 {
+            out.chunks_mut((m * n).max(1)).enumerate().for_each(body);
+        } else {
+            out.par_chunks_mut(m * n).enumerate().for_each(body);
+        }
+        let mut shape = batch;
+        shape.extend([m, n]);
+        self.push(Op::Matmul { a, b, ta, tb }, Tensor::from_vec(&shape, out))
+    }
+}
+
+/// dA = G op(B)^T (or its transpose when `ta`), dB = op(A)^T G (or its transpose when `tb`),
+/// summed over the output matrices that read each input matrix, in a fixed order.
+pub(crate) fn matmul_backward<F: Float>(
+    tape: &Tape<F>,
+    a: Var,
+    b: Var,
+    ta: bool,
+    tb: bool,
+    g: &[F],
+    grads: &mut Grads<F>,
+) {
+    let (x, y) = (tape.value(a), tape.value(b));
+    let dims = |s: &[usize], t: bool| {
+        let (r, c) = (s[s.len() - 2], s[s.len() - 1]);
+        if t { (c, r) } else { (r, c) }
+    };
+    let ((m, k), (_, n)) = (dims(&x.shape, ta), dims(&y.shape, tb));
+    let (_, plan) = batch_plan(&x.shape, &y.shape, "matmul");
+    let (mk, kn, mn) = (m * k, k * n, m * n);
+    // Each input matrix collects from the output matrices listed for it, in output order.
+    let gather = |count: usize, pick: &dyn Fn(&(usize, usize)) -> usize| {
+        let mut users = vec![Vec::new(); count];
+        for (i, p) in plan.iter().enumerate() {
+            users[pick(p)].push(i);
+        }
+        users
+    };
+    if let Some(da) = grads.slot(tape, a) {
+        let users = gather(da.len() / mk.max(1), &|p| p.0);
+        let one = users.len() == 1;
+        let body = |(ia, d): (usize, &mut [F])| {
+            for &i in &users[ia] {
+                let (gi, yb) = (&g[i * mn..], &y.data[plan[i].1 * kn..]);
+                if ta {
+                    gemm(k, n, m, yb, tb, gi, true, d, F::ONE, one);
+                } else {
+                    gemm(m, n, k, gi, false, yb, !tb, d, F::ONE, one);
+                }
+            }
+        };
+        if mk > 0 {
+            if one {
+                da.chunks_mut(mk).enumerate().for_each(body);
+            } else {
+                da.par_chunks_mut(mk).enumerate().for_each(body);
+            }
+        }
+    }
+    if let Some(db) = grads.slot(tape, b) {
+        let users = gather(db.len() / kn.max(1), &|p| p.1);
+        let one = users.len() == 1;
+        let body = |(ib, d): (usize, &mut [F])| {
+            for &i in &users[ib] {
+                let (gi, xa) = (&g[i * mn..], &x.data[plan[i].0 * mk..]);
+                if tb {
+                    gemm(n, m, k, gi, true, xa, ta, d, F::ONE, one);
+                } else {
+                    gemm(k, m, n, xa, !ta, gi, false, d, F::ONE, one);
+                }
+            }
+        };
+        if kn > 0 {
+            if one {
+                db.chunks_mut(kn).enumerate().for_each(body);
+            } else {
+                db.par_chunks_mut(kn).enumerate().for_each(body);
+            }
+        }
+    }
+}

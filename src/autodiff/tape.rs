@@ -1,0 +1,396 @@
+//! The tape: nodes in creation order, `Var` a Copy index, backward one reverse loop.
+//!
+//! Push order is already a topological order, so the reverse pass needs no graph search. Each
+//! node keeps only what its backward needs (the `Op` variant); the op families in `ops/` hold
+//! each forward next to its backward.
+use super::ops::{binary, elementwise, loss, matmul, nn, reduce, shape, softmax};
+use crate::float::Float;
+use crate::tensor::Tensor;
+
+/// A handle to a node on a tape. Copy, and only meaningful on the tape that made it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Var(pub usize);
+
+/// What each node's backward needs, and nothing more. Closed on purpose: a new op must add a
+/// variant here, a backward in the dispatch below, and a gradcheck (see the test at the bottom).
+#[derive(Clone, Debug)]
+pub(crate) enum Op<F> {
+    Leaf,
+    // binary, with numpy broadcasting
+    Add(Var, Var),
+    Sub(Var, Var),
+    Mul(Var, Var),
+    Div(Var, Var),
+    /// x + a constant tensor broadcast onto it (additive masks): the gradient passes through.
+    AddConst(Var),
+    // elementwise
+    Scale(Var, f64),
+    AddScalar(Var),
+    Exp(Var),
+    Ln(Var),
+    Sqrt(Var),
+    Powf(Var, f64),
+    Relu(Var),
+    Gelu(Var),
+    Sigmoid(Var),
+    Tanh(Var),
+    // matrix products and layout
+    Matmul {
+        a: Var,
+        b: Var,
+        ta: bool,
+        tb: bool,
+    },
+    Permute(Var, Vec<usize>),
+    Reshape(Var),
+    Concat(Vec<Var>, usize),
+    Slice {
+        x: Var,
+        axis: usize,
+        start: usize,
+    },
+    // reductions
+    Sum(Var),
+    SumAxis(Var, usize),
+    /// Keeps the flat input index of each maximum (the first on ties).
+    MaxAxis(Var, Vec<usize>),
+    // normalisers
+    Softmax(Var),
+    LogSoftmax(Var),
+    LayerNorm {
+        x: Var,
+        gain: Var,
+        bias: Var,
+        mean: Vec<F>,
+        rstd: Vec<F>,
+    },
+    // network pieces
+    Embedding {
+        table: Var,
+        ids: Vec<usize>,
+    },
+    /// The mask is regenerated from the seed in backward instead of being stored.
+    Dropout {
+        x: Var,
+        p: f64,
+        seed: u64,
+    },
+    Where {
+        cond: Vec<bool>,
+        a: Var,
+        b: Var,
+    },
+    // losses
+    CrossEntropy {
+        logits: Var,
+        targets: Vec<usize>,
+        probs: Vec<F>,
+    },
+    Mse(Var, Var),
+}
+
+struct Node<F> {
+    op: Op<F>,
+    value: Tensor<F>,
+    /// Whether any gradient can reach a leaf that wants one through this node.
+    needs_grad: bool,
+}
+
+/// A recording of one forward computation.
+pub struct Tape<F = f64> {
+    nodes: Vec<Node<F>>,
+    recording: bool,
+    training: bool,
+}
+
+impl<F: Float> Default for Tape<F> {
+    fn default() -> Self {
+        Tape::new()
+    }
+}
+
+impl<F: Float> Tape<F> {
+    /// A training tape: records ops for backward; dropout is active.
+    pub fn new() -> Tape<F> {
+        Tape {
+            nodes: Vec::new(),
+            recording: true,
+            training: true,
+        }
+    }
+    /// An evaluation tape: nothing is saved for backward and dropout is the identity.
+    pub fn eval() -> Tape<F> {
+        Tape {
+            nodes: Vec::new(),
+            recording: false,
+            training: false,
+        }
+    }
+    pub fn is_training(&self) -> bool {
+        self.training
+    }
+    /// Drop all nodes but keep the allocation of the node list for the next step.
+    pub fn clear(&mut self) {
+        self.nodes.clear();
+    }
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+    pub fn value(&self, v: Var) -> &Tensor<F> {
+        &self.nodes[v.0].value
+    }
+    pub fn shape(&self, v: Var) -> &[usize] {
+        &self.nodes[v.0].value.shape
+    }
+    /// An input that wants a gradient (a parameter, or an input under gradcheck).
+    pub fn leaf(&mut self, t: Tensor<F>) -> Var {
+        let needs_grad = self.recording;
+        self.nodes.push(Node {
+            op: Op::Leaf,
+            value: t,
+            needs_grad,
+        });
+        Var(self.nodes.len() - 1)
+    }
+    /// An input no gradient is computed for (data, masks).
+    pub fn constant(&mut self, t: Tensor<F>) -> Var {
+        self.nodes.push(Node {
+            op: Op::Leaf,
+            value: t,
+            needs_grad: false,
+        });
+        Var(self.nodes.len() - 1)
+    }
+    /// Appends a node. Branches that reach no gradient-wanting leaf store no backward state.
+    pub(crate) fn push(&mut self, op: Op<F>, value: Tensor<F>) -> Var {
+        let needs_grad =
+            self.recording && op_inputs(&op).iter().any(|v| self.nodes[v.0].needs_grad);
+        let op = if needs_grad { op } else { Op::Leaf };
+        self.nodes.push(Node {
+            op,
+            value,
+            needs_grad,
+        });
+        Var(self.nodes.len() - 1)
+    }
+    pub(crate) fn needs_grad(&self, v: Var) -> bool {
+        self.nodes[v.0].needs_grad
+    }
+
+    /// Reverse pass from a scalar `loss`. Gradients exist only for nodes a gradient reached.
+    pub fn backward(&self, loss: Var) -> Gradients<F> {
+        assert!(self.recording, "backward: this tape was made by Tape::eval");
+        assert_eq!(
+            self.value(loss).len(),
+            1,
+            "backward: loss must be a scalar, got {:?}",
+            self.value(loss).shape
+        );
+        let mut g = Grads {
+            bufs: (0..self.nodes.len()).map(|_| None).collect(),
+        };
+        if self.nodes[loss.0].needs_grad {
+            g.bufs[loss.0] = Some(vec![F::ONE]);
+        }
+        for i in (0..=loss.0).rev() {
+            let Some(gi) = g.bufs[i].take() else { continue };
+            self.backward_node(i, &gi, &mut g);
+            g.bufs[i] = Some(gi);
+        }
+        let grads = g
+            .bufs
+            .into_iter()
+            .zip(&self.nodes)
+            .map(|(b, n)| b.map(|d| Tensor::from_vec(&n.value.shape, d)))
+            .collect();
+        Gradients { grads }
+    }
+
+    fn backward_node(&self, i: usize, gi: &[F], g: &mut Grads<F>) {
+        let node = &self.nodes[i];
+        let out = &node.value;
+        match &node.op {
+            Op::Leaf => {}
+            &Op::Add(a, b) => binary::add_backward(self, a, b, out, gi, g),
+            &Op::Sub(a, b) => binary::sub_backward(self, a, b, out, gi, g),
+            &Op::Mul(a, b) => binary::mul_backward(self, a, b, out, gi, g),
+            &Op::Div(a, b) => binary::div_backward(self, a, b, out, gi, g),
+            &Op::AddConst(a) => g.add(self, a, gi),
+            &Op::Scale(a, c) => elementwise::scale_backward(self, a, c, gi, g),
+            &Op::AddScalar(a) => g.add(self, a, gi),
+            &Op::Exp(a) => elementwise::exp_backward(self, a, out, gi, g),
+            &Op::Ln(a) => elementwise::ln_backward(self, a, gi, g),
+            &Op::Sqrt(a) => elementwise::sqrt_backward(self, a, out, gi, g),
+            &Op::Powf(a, p) => elementwise::powf_backward(self, a, p, gi, g),
+            &Op::Relu(a) => elementwise::relu_backward(self, a, gi, g),
+            &Op::Gelu(a) => elementwise::gelu_backward(self, a, gi, g),
+            &Op::Sigmoid(a) => elementwise::sigmoid_backward(self, a, out, gi, g),
+            &Op::Tanh(a) => elementwise::tanh_backward(self, a, out, gi, g),
+            &Op::Matmul { a, b, ta, tb } => matmul::matmul_backward(self, a, b, ta, tb, gi, g),
+            Op::Permute(a, perm) => shape::permute_backward(self, *a, perm, out, gi, g),
+            &Op::Reshape(a) => g.add(self, a, gi),
+            Op::Concat(xs, axis) => shape::concat_backward(self, xs, *axis, out, gi, g),
+            &Op::Slice { x, axis, start } => {
+                shape::slice_backward(self, x, axis, start, out, gi, g)
+            }
+            &Op::Sum(a) => reduce::sum_backward(self, a, gi, g),
+            &Op::SumAxis(a, axis) => reduce::sum_axis_backward(self, a, axis, gi, g),
+            Op::MaxAxis(a, arg) => reduce::max_axis_backward(self, *a, arg, gi, g),
+            &Op::Softmax(a) => softmax::softmax_backward(self, a, out, gi, g),
+            &Op::LogSoftmax(a) => softmax::log_softmax_backward(self, a, out, gi, g),
+            Op::LayerNorm {
+                x,
+                gain,
+                bias,
+                mean,
+                rstd,
+            } => nn::layer_norm_backward(self, (*x, *gain, *bias), mean, rstd, gi, g),
+            Op::Embedding { table, ids } => nn::embedding_backward(self, *table, ids, gi, g),
+            &Op::Dropout { x, p, seed } => nn::dropout_backward(self, x, p, seed, gi, g),
+            Op::Where { cond, a, b } => nn::where_backward(self, cond, *a, *b, gi, g),
+            Op::CrossEntropy {
+                logits,
+                targets,
+                probs,
+            } => loss::cross_entropy_backward(self, *logits, targets, probs, gi, g),
+            &Op::Mse(a, b) => loss::mse_backward(self, a, b, gi, g),
+        }
+    }
+}
+
+/// The vars an op reads, for deciding whether a gradient can flow through it.
+fn op_inputs<F>(op: &Op<F>) -> Vec<Var> {
+    match op {
+        Op::Leaf => vec![],
+        &Op::Add(a, b) | &Op::Sub(a, b) | &Op::Mul(a, b) | &Op::Div(a, b) | &Op::Mse(a, b) => {
+            vec![a, b]
+        }
+        &Op::Matmul { a, b, .. } | &Op::Where { a, b, .. } => vec![a, b],
+        &Op::AddConst(a)
+        | &Op::Scale(a, _)
+        | &Op::AddScalar(a)
+        | &Op::Exp(a)
+        | &Op::Ln(a)
+        | &Op::Sqrt(a)
+        | &Op::Powf(a, _)
+        | &Op::Relu(a)
+        | &Op::Gelu(a)
+        | &Op::Sigmoid(a)
+        | &Op::Tanh(a)
+        | &Op::Permute(a, _)
+        | &Op::Reshape(a)
+        | &Op::Slice { x: a, .. }
+        | &Op::Sum(a)
+        | &Op::SumAxis(a, _)
+        | &Op::MaxAxis(a, _)
+        | &Op::Softmax(a)
+        | &Op::LogSoftmax(a)
+        | &Op::Embedding { table: a, .. }
+        | &Op::Dropout { x: a, .. }
+        | &Op::CrossEntropy { logits: a, .. } => vec![a],
+        Op::Concat(xs, _) => xs.clone(),
+        &Op::LayerNorm { x, gain, bias, .. } => vec![x, gain, bias],
+    }
+}
+
+/// Gradient buffers during a reverse pass; they only ever accumulate.
+pub(crate) struct Grads<F> {
+    bufs: Vec<Option<Vec<F>>>,
+}
+
+impl<F: Float> Grads<F> {
+    /// The gradient buffer of `v`, created as zeros on first use; `None` when `v` wants none.
+    pub(crate) fn slot(&mut self, tape: &Tape<F>, v: Var) -> Option<&mut [F]> {
+        if !tape.needs_grad(v) {
+            return None;
+        }
+        let n = tape.value(v).len();
+        Some(self.bufs[v.0].get_or_insert_with(|| vec![F::ZERO; n]))
+    }
+    /// `grad(v) += src`, elementwise, for a source of v's size.
+    pub(crate) fn add(&mut self, tape: &Tape<F>, v: Var, src: &[F]) {
+        if let Some(d) = self.slot(tape, v) {
+            for (d, s) in d.iter_mut().zip(src) {
+                *d += *s;
+            }
+        }
+    }
+}
+
+/// The gradients of one backward pass, indexed by `Var`.
+pub struct Gradients<F = f64> {
+    grads: Vec<Option<Tensor<F>>>,
+}
+
+impl<F: Float> Gradients<F> {
+    /// The gradient of the loss with respect to `v`, or `None` where no gradient reached it.
+    pub fn get(&self, v: Var) -> Option<&Tensor<F>> {
+        self.grads.get(v.0).and_then(|g| g.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The gradcheck test that covers each op. No wildcard arm: a new `Op` variant fails to
+    /// compile here until it names its test, and the test below fails until that test exists.
+    fn covering_test(op: &Op<f64>) -> &'static str {
+        match op {
+            Op::Leaf => "fn leaf_gets_gradient",
+            Op::Add(..) => "fn gradcheck_add",
+            Op::Sub(..) => "fn gradcheck_sub",
+            Op::Mul(..) => "fn gradcheck_mul",
+            Op::Div(..) => "fn gradcheck_div",
+            Op::AddConst(..) => "fn gradcheck_add_mask",
+            Op::Scale(..) => "fn gradcheck_scale_neg",
+            Op::AddScalar(..) => "fn gradcheck_add_scalar",
+            Op::Exp(..) => "fn gradcheck_exp",
+            Op::Ln(..) => "fn gradcheck_ln",
+            Op::Sqrt(..) => "fn gradcheck_sqrt",
+            Op::Powf(..) => "fn gradcheck_powf",
+            Op::Relu(..) => "fn gradcheck_relu",
+            Op::Gelu(..) => "fn gradcheck_gelu",
+            Op::Sigmoid(..) => "fn gradcheck_sigmoid",
+            Op::Tanh(..) => "fn gradcheck_tanh",
+            Op::Matmul { .. } => "fn gradcheck_matmul",
+            Op::Permute(..) => "fn gradcheck_permute_transpose",
+            Op::Reshape(..) => "fn gradcheck_reshape",
+            Op::Concat(..) => "fn gradcheck_concat",
+            Op::Slice { .. } => "fn gradcheck_slice",
+            Op::Sum(..) => "fn gradcheck_sum",
+            Op::SumAxis(..) => "fn gradcheck_sum_mean_axis",
+            Op::MaxAxis(..) => "fn gradcheck_max_axis",
+            Op::Softmax(..) => "fn gradcheck_softmax",
+            Op::LogSoftmax(..) => "fn gradcheck_log_softmax",
+            Op::LayerNorm { .. } => "fn gradcheck_layer_norm",
+            Op::Embedding { .. } => "fn gradcheck_embedding",
+            Op::Dropout { .. } => "fn gradcheck_dropout",
+            Op::Where { .. } => "fn gradcheck_where",
+            Op::CrossEntropy { .. } => "fn gradcheck_cross_entropy",
+            Op::Mse(..) => "fn gradcheck_mse",
+        }
+    }
+
+    #[test]
+    fn every_op_has_a_gradcheck_test() {
+        assert_eq!(covering_test(&Op::Leaf), "fn leaf_gets_gradient");
+        // The match above is exhaustive, so its arms name every variant's test.
+        let this = include_str!("tape.rs");
+        let body =
+            &this[this.find("fn covering_test").unwrap()..this.find("fn every_op_has").unwrap()];
+        let names: Vec<&str> = body
+            .split("=> \"")
+            .skip(1)
+            .map(|s| &s[..s.find('"').unwrap()])
+            .collect();
+        assert!(names.len() >= 30, "found only {} names", names.len());
+        let tests = include_str!("../../tests/ops.rs");
+        for name in names {
+            assert!(tests.contains(name), "no `{name}` in tests/ops.rs");
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! The small `Float` trait: f32 for training, f64 for gradient checking.
+use std::fmt::{Debug, Display};
+use std::iter::Sum;
+use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
+
+/// What the engine needs of a scalar; implemented for `f32` and `f64` only.
+pub trait Float:
+    Copy
+    + Send
+    + Sync
+    + Debug
+    + Display
+    + Default
+    + PartialOrd
+    + 'static
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + SubAssign
+    + MulAssign
+    + DivAssign
+    + Sum
+{
+    const ZERO: Self;
+    const ONE: Self;
+    const NEG_INFINITY: Self;
+    fn from_f64(x: f64) -> Self;
+    fn to_f64(self) -> f64;
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn tanh(self) -> Self;
+    fn powf(self, p: Self) -> Self;
+    fn abs(self) -> Self;
+    fn max(self, o: Self) -> Self;
+    fn is_finite(self) -> bool;
+    /// `C = alpha * A B + beta * C` for row/column strides (so transposes cost nothing).
+    ///
+    /// # Safety
+    /// The pointers and strides must describe valid m×k, k×n and m×n matrices, `c` writable.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const Self,
+        rsa: isize,
+        csa: isize,
+        b: *const Self,
+        rsb: isize,
+        csb: isize,
+        beta: Self,
+        c: *mut Self,
+        rsc: isize,
+        csc: isize,
+    );
+}
+
+macro_rules! impl_float {
+    ($t:ty, $gemm:path) => {
+        impl Float for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const NEG_INFINITY: Self = <$t>::NEG_INFINITY;
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            fn tanh(self) -> Self {
+                <$t>::tanh(self)
+            }
+            fn powf(self, p: Self) -> Self {
+                <$t>::powf(self, p)
+            }
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            fn max(self, o: Self) -> Self {
+                <$t>::max(self, o)
+            }
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
+            }
+            unsafe fn gemm(
+                m: usize,
+                k: usize,
+                n: usize,
+                a: *const Self,
+                rsa: isize,
+                csa: isize,
+                b: *const Self,
+                rsb: isize,
+                csb: isize,
+                beta: Self,
+                c: *mut Self,
+                rsc: isize,
+                csc: isize,
+            ) {
+                // SAFETY: forwarded from the caller's contract.
+                unsafe { $gemm(m, k, n, 1.0, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc) }
+            }
+        }
+    };
+}
+
+impl_float!(f32, matrixmultiply::sgemm);
+impl_float!(f64, matrixmultiply::dgemm);
