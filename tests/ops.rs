@@ -426,7 +426,7 @@ fn gradcheck_embedding() {
         check(
             "embedding",
             |t, v| t.embedding(v[0], &ids),
-            &[table.clone()],
+            std::slice::from_ref(&table),
         );
     }
     let mut t: Tape = Tape::new();
@@ -564,7 +564,7 @@ fn eval_tape_saves_no_backward_state_and_f32_agrees_with_f64() {
 fn mlp_fits_xor_by_gradient_descent() {
     let x = Tensor::from_vec(&[4, 2], vec![0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0]);
     let y = Tensor::from_vec(&[4, 1], vec![0.0, 1.0, 1.0, 0.0]);
-    let mut params = vec![
+    let mut params = [
         u(&[2, 8], -1.0, 1.0, 1),
         Tensor::zeros(&[8]),
         u(&[8, 1], -1.0, 1.0, 2),
