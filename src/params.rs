@@ -20,6 +20,10 @@ pub struct ParamStore<F = f32> {
 pub struct Bound(Vec<Var>);
 
 impl Bound {
+    /// Vars in `ParamId` order, e.g. the inputs [`crate::gradcheck`] hands its function.
+    pub fn from_vars(vars: Vec<Var>) -> Bound {
+        Bound(vars)
+    }
     pub fn var(&self, id: ParamId) -> Var {
         self.0[id.0]
     }

@@ -1,0 +1,156 @@
+//! Which bias family a model uses, with its options, and the one place that builds it.
+use super::PositionBias;
+use crate::float::Float;
+use crate::params::ParamStore;
+use rand::rngs::StdRng;
+use serde::{Deserialize, Serialize};
+
+/// A bias family and its options; stored in checkpoints and run records.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum BiasConfig {
+    /// No position information at all (a permutation-equivariant encoder).
+    None,
+    /// Absolute sine/cosine encodings added to the input (Vaswani et al. 2017).
+    Sinusoidal,
+    /// T5's log-spaced buckets, one learned scalar per (bucket, head).
+    T5 {
+        num_buckets: usize,
+        max_distance: usize,
+        bidirectional: bool,
+    },
+    /// One learned scalar per (offset, head): T5 without bucketing.
+    T5NoB,
+    /// AT5: soft bucket `1 - exp(-alpha |n|)` per head and direction, then a small MLP.
+    At5 {
+        slope_min: f64,
+        slope_max: f64,
+        l1: usize,
+        l2: usize,
+        init_std: f64,
+        dropout: f64,
+    },
+    /// AT5 with the soft bucket replaced by a free table `sigmoid(w_h[n])`.
+    At5NoB {
+        l1: usize,
+        l2: usize,
+        init_std: f64,
+        dropout: f64,
+    },
+    /// ALiBi's fixed linear penalty `-m_h |n|` (Press et al. 2022), symmetric for an encoder.
+    Alibi,
+    /// KERPLE's logarithmic kernel `-r1 ln(1 + r2 |n|)` (Chi et al. 2022).
+    KerpleLog,
+    /// FIRE's learned function of progressive interpolated distance (Li et al. 2023).
+    Fire { hidden: usize },
+}
+
+/// The family names the command line accepts, in the order experiments list them.
+pub const FAMILIES: [&str; 9] = [
+    "none",
+    "sinusoidal",
+    "t5",
+    "t5-nob",
+    "at5",
+    "at5-nob",
+    "alibi",
+    "kerple-log",
+    "fire",
+];
+
+impl BiasConfig {
+    /// The family's defaults (DESIGN §1: 32 buckets up to distance 128; AT5 slopes U(1, 10),
+    /// widths 15 and 2, init std 0.01; FIRE width 32).
+    pub fn from_name(name: &str) -> Result<BiasConfig, String> {
+        Ok(match name {
+            "none" => BiasConfig::None,
+            "sinusoidal" => BiasConfig::Sinusoidal,
+            "t5" => BiasConfig::T5 {
+                num_buckets: 32,
+                max_distance: 128,
+                bidirectional: true,
+            },
+            "t5-nob" => BiasConfig::T5NoB,
+            "at5" => BiasConfig::At5 {
+                slope_min: 1.0,
+                slope_max: 10.0,
+                l1: 15,
+                l2: 2,
+                init_std: 0.01,
+                dropout: 0.0,
+            },
+            "at5-nob" => BiasConfig::At5NoB {
+                l1: 15,
+                l2: 2,
+                init_std: 0.01,
+                dropout: 0.0,
+            },
+            "alibi" => BiasConfig::Alibi,
+            "kerple-log" => BiasConfig::KerpleLog,
+            "fire" => BiasConfig::Fire { hidden: 32 },
+            other => {
+                return Err(format!(
+                    "unknown bias `{other}`; expected one of {}",
+                    FAMILIES.join(", ")
+                ));
+            }
+        })
+    }
+
+    /// The command-line name of this family.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BiasConfig::None => "none",
+            BiasConfig::Sinusoidal => "sinusoidal",
+            BiasConfig::T5 { .. } => "t5",
+            BiasConfig::T5NoB => "t5-nob",
+            BiasConfig::At5 { .. } => "at5",
+            BiasConfig::At5NoB { .. } => "at5-nob",
+            BiasConfig::Alibi => "alibi",
+            BiasConfig::KerpleLog => "kerple-log",
+            BiasConfig::Fire { .. } => "fire",
+        }
+    }
+
+    /// Whether the family has learnable parameters.
+    pub fn is_learned(&self) -> bool {
+        !matches!(
+            self,
+            BiasConfig::None | BiasConfig::Sinusoidal | BiasConfig::Alibi
+        )
+    }
+}
+
+/// Builds `cfg` for `heads` heads and training length `max_len`, registering its parameters in
+/// `store` under `prefix` (e.g. `bias`). Impossible settings are an `Err` naming the option.
+pub fn build<F: Float>(
+    cfg: &BiasConfig,
+    heads: usize,
+    max_len: usize,
+    store: &mut ParamStore<F>,
+    prefix: &str,
+    rng: &mut StdRng,
+) -> Result<Box<dyn PositionBias<F>>, String> {
+    if heads == 0 {
+        return Err("bias: heads must be at least 1".into());
+    }
+    if max_len < 2 {
+        return Err(format!("bias: max_len must be at least 2, got {max_len}"));
+    }
+    Ok(match cfg {
+        BiasConfig::None => Box::new(super::NoBias),
+        BiasConfig::T5 {
+            num_buckets,
+            max_distance,
+            bidirectional,
+        } => Box::new(super::T5::new(
+            *num_buckets,
+            *max_distance,
+            *bidirectional,
+            heads,
+            store,
+            prefix,
+            rng,
+        )?),
+        other => return Err(format!("bias `{}` is not available yet", other.name())),
+    })
+}

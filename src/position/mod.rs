@@ -1,0 +1,85 @@
+//! Position biases: one trait, one file per family, and the offset grid they share.
+//!
+//! Every family here produces a scalar `b_h(n)` per head for the relative offset
+//! `n = j - i` (key position minus query position), added to the attention scores; the
+//! sinusoidal baseline is the exception and adds an absolute encoding to the input instead.
+mod config;
+mod none;
+mod t5;
+
+pub use config::{BiasConfig, FAMILIES, build};
+pub use none::NoBias;
+pub use t5::{T5, check_t5_config, t5_bucket};
+
+use crate::autodiff::{Tape, Var};
+use crate::float::Float;
+use crate::params::{Bound, ParamId, ParamStore};
+use crate::tensor::Tensor;
+
+/// A bias family bound to its parameters in a model's [`ParamStore`].
+pub trait PositionBias<F: Float>: Send + Sync {
+    /// The family's command-line name (`t5`, `at5`, ...).
+    fn family(&self) -> &'static str;
+
+    /// The bias grid `[H, lq, lk]` with entry `b_h(j - i)`, or `None` when the family adds
+    /// nothing to the scores. `seed` drives any dropout inside the family (training tapes only).
+    fn grid(
+        &self,
+        tape: &mut Tape<F>,
+        params: &Bound,
+        lq: usize,
+        lk: usize,
+        seed: u64,
+    ) -> Option<Var>;
+
+    /// An absolute encoding `[len, d_model]` added to the input embeddings (sinusoidal only).
+    fn input_encoding(&self, _len: usize, _d_model: usize) -> Option<Tensor<F>> {
+        None
+    }
+
+    /// Puts constrained parameters back into their domain after an optimizer step.
+    fn project(&self, _params: &mut ParamStore<F>) {}
+
+    /// AT5's current `(alpha_h, beta_h)` per head; `None` for other families.
+    fn slopes(&self, _params: &ParamStore<F>) -> Option<(Vec<f64>, Vec<f64>)> {
+        None
+    }
+
+    /// The parameters this family owns, in registration order.
+    fn param_ids(&self) -> Vec<ParamId>;
+}
+
+/// Index of offset `n = j - i` in a per-offset table of `lq + lk - 1` rows: `n + lq - 1`.
+/// Row-major over `(i, j)`, so a `[lq + lk - 1, H]` table gathered with these ids is `[lq·lk, H]`.
+pub fn offset_ids(lq: usize, lk: usize) -> Vec<usize> {
+    let mut ids = Vec::with_capacity(lq * lk);
+    for i in 0..lq {
+        for j in 0..lk {
+            ids.push(j + lq - 1 - i);
+        }
+    }
+    ids
+}
+
+/// The offsets `n = -(lq-1) ..= lk-1` in the order of the rows [`offset_ids`] indexes.
+pub fn offsets(lq: usize, lk: usize) -> Vec<i64> {
+    (0..lq + lk - 1)
+        .map(|r| r as i64 - (lq as i64 - 1))
+        .collect()
+}
+
+/// Spreads a per-offset table `[lq + lk - 1, H]` over the grid `[H, lq, lk]`.
+///
+/// Learnable biases depend on `n` alone, so they are evaluated on the `lq + lk - 1` offsets and
+/// gathered here: O(L) function evaluations instead of O(L²); the gather's backward scatter-adds.
+pub fn gather_offsets<F: Float>(tape: &mut Tape<F>, per_offset: Var, lq: usize, lk: usize) -> Var {
+    let shape = tape.shape(per_offset).to_vec();
+    assert!(
+        shape.len() == 2 && shape[0] == lq + lk - 1,
+        "gather_offsets: table {shape:?} does not cover {lq}x{lk} offsets"
+    );
+    let h = shape[1];
+    let cells = tape.embedding(per_offset, &offset_ids(lq, lk));
+    let grid = tape.reshape(cells, &[lq, lk, h]);
+    tape.permute(grid, &[2, 0, 1])
+}

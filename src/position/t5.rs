@@ -1,0 +1,150 @@
+//! `t5`: T5's fixed log-spaced buckets with one learned scalar per (bucket, head).
+use super::{PositionBias, offsets};
+use crate::autodiff::{Tape, Var};
+use crate::float::Float;
+use crate::params::{Bound, ParamId, ParamStore};
+use crate::tensor::Tensor;
+use rand::rngs::StdRng;
+
+/// Checks that a T5 bucket configuration gives in-range, monotone buckets.
+///
+/// HF transformers accepts `max_exact > max_distance` (e.g. 64 buckets up to distance 20) and
+/// then returns negative, non-monotone buckets; we refuse it instead of reproducing it.
+pub fn check_t5_config(
+    num_buckets: usize,
+    max_distance: usize,
+    bidirectional: bool,
+) -> Result<(), String> {
+    let nb = if bidirectional {
+        num_buckets / 2
+    } else {
+        num_buckets
+    };
+    let need = if bidirectional { 4 } else { 2 };
+    if num_buckets < need {
+        return Err(format!(
+            "t5: num_buckets must be at least {need} ({} buckets), got {num_buckets}",
+            if bidirectional {
+                "bidirectional"
+            } else {
+                "causal"
+            }
+        ));
+    }
+    let max_exact = nb / 2;
+    if max_exact > max_distance {
+        return Err(format!(
+            "t5: {num_buckets} buckets give {max_exact} exact buckets per direction, more than \
+             max_distance = {max_distance}; use fewer buckets or a larger max_distance"
+        ));
+    }
+    Ok(())
+}
+
+/// T5's bucket of `relative_position` (= memory position - query position), as HF's
+/// `_relative_position_bucket`: exact buckets for `|n| < max_exact`, then log-spaced up to
+/// `max_distance`, clamped to the last bucket beyond. The log is taken in f32 and truncated
+/// toward zero, as there. Bidirectional: buckets `0..nb/2` for `n <= 0`, `nb/2..nb` for `n > 0`.
+/// Causal: only `n <= 0` is distinguished; every `n > 0` falls in bucket 0.
+///
+/// Panics on a configuration [`check_t5_config`] rejects.
+///
+/// ```
+/// use at5::position::t5_bucket;
+/// assert_eq!(t5_bucket(-20, 32, 128, true), 10);
+/// assert_eq!(t5_bucket(128, 32, 128, true), 31);
+/// ```
+pub fn t5_bucket(
+    relative_position: i64,
+    num_buckets: usize,
+    max_distance: usize,
+    bidirectional: bool,
+) -> usize {
+    if let Err(e) = check_t5_config(num_buckets, max_distance, bidirectional) {
+        panic!("{e}");
+    }
+    let mut m = -relative_position;
+    let mut ret = 0usize;
+    let mut nb = num_buckets;
+    if bidirectional {
+        nb /= 2;
+        if m < 0 {
+            ret += nb;
+        }
+        m = m.abs();
+    } else {
+        m = m.max(0);
+    }
+    let max_exact = nb / 2;
+    let m = m as usize;
+    if m < max_exact {
+        return ret + m;
+    }
+    if max_distance == max_exact {
+        // The log ratio's denominator is zero: everything from max_exact on saturates.
+        return ret + nb - 1;
+    }
+    // HF computes the denominator with Python's f64 log, then divides an f32 tensor by it.
+    let denom = (max_distance as f64 / max_exact as f64).ln() as f32;
+    let x = (m as f32 / max_exact as f32).ln() / denom * (nb - max_exact) as f32;
+    ret + (max_exact + x as usize).min(nb - 1)
+}
+
+/// The T5 bias: a table `[num_buckets, H]`, gathered by bucket for every (query, key) cell.
+pub struct T5 {
+    num_buckets: usize,
+    max_distance: usize,
+    bidirectional: bool,
+    table: ParamId,
+}
+
+impl T5 {
+    /// Registers `{prefix}.table`, initialised N(0, 0.02²) as in T5.
+    pub fn new<F: Float>(
+        num_buckets: usize,
+        max_distance: usize,
+        bidirectional: bool,
+        heads: usize,
+        store: &mut ParamStore<F>,
+        prefix: &str,
+        rng: &mut StdRng,
+    ) -> Result<T5, String> {
+        check_t5_config(num_buckets, max_distance, bidirectional)?;
+        let init = Tensor::normal_from(&[num_buckets, heads], 0.0, 0.02, rng);
+        let table = store.add(&format!("{prefix}.table"), init);
+        Ok(T5 {
+            num_buckets,
+            max_distance,
+            bidirectional,
+            table,
+        })
+    }
+
+    /// The bucket of every offset `-(lq-1) ..= lk-1`.
+    pub fn buckets(&self, lq: usize, lk: usize) -> Vec<usize> {
+        offsets(lq, lk)
+            .into_iter()
+            .map(|n| t5_bucket(n, self.num_buckets, self.max_distance, self.bidirectional))
+            .collect()
+    }
+}
+
+impl<F: Float> PositionBias<F> for T5 {
+    fn family(&self) -> &'static str {
+        "t5"
+    }
+    fn grid(
+        &self,
+        tape: &mut Tape<F>,
+        params: &Bound,
+        lq: usize,
+        lk: usize,
+        _: u64,
+    ) -> Option<Var> {
+        let per_offset = tape.embedding(params.var(self.table), &self.buckets(lq, lk));
+        Some(super::gather_offsets(tape, per_offset, lq, lk))
+    }
+    fn param_ids(&self) -> Vec<ParamId> {
+        vec![self.table]
+    }
+}
