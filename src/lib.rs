@@ -2,6 +2,8 @@
 //! scalar relative-position biases in attention (T5, AT5 and their baselines).
 pub mod autodiff;
 pub mod float;
+pub mod nn;
+pub mod optim;
 pub mod params;
 pub mod position;
 pub mod tensor;

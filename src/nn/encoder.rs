@@ -1,0 +1,70 @@
+//! The post-LN (BERT-style) encoder block and a stack of them.
+use super::attention::{Attention, AttentionTrace};
+use super::layers::{LayerNorm, Linear};
+use crate::autodiff::{Tape, Var};
+use crate::float::Float;
+use crate::params::{Bound, ParamStore};
+use crate::tensor::Tensor;
+use rand::rngs::StdRng;
+
+/// attention → dropout → residual → LayerNorm; GELU FFN → dropout → residual → LayerNorm.
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub attn: Attention,
+    pub ln1: LayerNorm,
+    pub ffn_in: Linear,
+    pub ffn_out: Linear,
+    pub ln2: LayerNorm,
+}
+
+/// Dropout rates and the seed of one block's masks.
+#[derive(Clone, Copy, Debug)]
+pub struct BlockDropout {
+    pub hidden: f64,
+    pub attention: f64,
+    pub seed: u64,
+}
+
+impl Block {
+    pub fn new<F: Float>(
+        store: &mut ParamStore<F>,
+        name: &str,
+        d: usize,
+        heads: usize,
+        ffn: usize,
+        rng: &mut StdRng,
+    ) -> Block {
+        Block {
+            attn: Attention::new(store, &format!("{name}.attn"), d, heads, rng),
+            ln1: LayerNorm::new(store, &format!("{name}.ln1"), d),
+            ffn_in: Linear::new(store, &format!("{name}.ffn.in"), d, ffn, rng),
+            ffn_out: Linear::new(store, &format!("{name}.ffn.out"), ffn, d, rng),
+            ln2: LayerNorm::new(store, &format!("{name}.ln2"), d),
+        }
+    }
+
+    /// x `[B, L, D]` → `[B, L, D]`.
+    pub fn forward<F: Float>(
+        &self,
+        tape: &mut Tape<F>,
+        p: &Bound,
+        x: Var,
+        bias: Option<Var>,
+        key_mask: &Tensor<F>,
+        drop: BlockDropout,
+    ) -> (Var, AttentionTrace) {
+        let s = |k: u64| super::mix_seed(drop.seed, k);
+        let (a, trace) = self
+            .attn
+            .forward(tape, p, x, bias, key_mask, drop.attention, s(0));
+        let a = tape.dropout(a, drop.hidden, s(1));
+        let x = tape.add(x, a);
+        let x = self.ln1.forward(tape, p, x);
+        let f = self.ffn_in.forward(tape, p, x);
+        let f = tape.gelu(f);
+        let f = self.ffn_out.forward(tape, p, f);
+        let f = tape.dropout(f, drop.hidden, s(2));
+        let y = tape.add(x, f);
+        (self.ln2.forward(tape, p, y), trace)
+    }
+}

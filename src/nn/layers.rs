@@ -1,0 +1,114 @@
+//! The small layers an encoder is built from: Linear, LayerNorm, Embedding.
+use crate::autodiff::{Tape, Var};
+use crate::float::Float;
+use crate::params::{Bound, ParamId, ParamStore};
+use crate::tensor::Tensor;
+use rand::rngs::StdRng;
+
+/// BERT's initialiser: truncated normal with std 0.02.
+pub const INIT_STD: f64 = 0.02;
+
+/// `y = x W + b` over the last axis; W `[d_in, d_out]` so the product needs no transpose.
+#[derive(Clone, Debug)]
+pub struct Linear {
+    pub w: ParamId,
+    pub b: ParamId,
+    pub d_in: usize,
+    pub d_out: usize,
+}
+
+impl Linear {
+    /// Registers `{name}.w` (truncated N(0, 0.02²)) and `{name}.b` (zeros).
+    pub fn new<F: Float>(
+        store: &mut ParamStore<F>,
+        name: &str,
+        d_in: usize,
+        d_out: usize,
+        rng: &mut StdRng,
+    ) -> Linear {
+        let w = store.add(
+            &format!("{name}.w"),
+            Tensor::truncated_normal_from(&[d_in, d_out], INIT_STD, rng),
+        );
+        let b = store.add(&format!("{name}.b"), Tensor::zeros(&[d_out]));
+        Linear { w, b, d_in, d_out }
+    }
+
+    /// x `[.., d_in]` → `[.., d_out]`, as one 2-D product over all leading positions.
+    pub fn forward<F: Float>(&self, tape: &mut Tape<F>, p: &Bound, x: Var) -> Var {
+        let shape = tape.shape(x).to_vec();
+        let d = *shape.last().expect("linear: scalar input");
+        assert_eq!(
+            d, self.d_in,
+            "linear: input {shape:?}, weight [{}, {}]",
+            self.d_in, self.d_out
+        );
+        let rows = shape.iter().product::<usize>() / d.max(1);
+        let x2 = tape.reshape(x, &[rows, d]);
+        let y = tape.matmul(x2, p.var(self.w));
+        let y = tape.add(y, p.var(self.b));
+        let mut out = shape;
+        *out.last_mut().unwrap() = self.d_out;
+        tape.reshape(y, &out)
+    }
+}
+
+/// Layer normalisation over the last axis with a learned gain (ones) and bias (zeros).
+#[derive(Clone, Debug)]
+pub struct LayerNorm {
+    pub gain: ParamId,
+    pub bias: ParamId,
+    pub eps: f64,
+}
+
+impl LayerNorm {
+    /// BERT's epsilon, 1e-12, is below f32 resolution of typical variances; it only guards 0/0.
+    pub fn new<F: Float>(store: &mut ParamStore<F>, name: &str, d: usize) -> LayerNorm {
+        let gain = store.add(&format!("{name}.gain"), Tensor::full(&[d], F::ONE));
+        let bias = store.add(&format!("{name}.bias"), Tensor::zeros(&[d]));
+        LayerNorm {
+            gain,
+            bias,
+            eps: 1e-12,
+        }
+    }
+    pub fn forward<F: Float>(&self, tape: &mut Tape<F>, p: &Bound, x: Var) -> Var {
+        tape.layer_norm(x, p.var(self.gain), p.var(self.bias), self.eps)
+    }
+}
+
+/// A token embedding table `[V, D]`.
+#[derive(Clone, Debug)]
+pub struct Embedding {
+    pub table: ParamId,
+    pub vocab: usize,
+    pub d: usize,
+}
+
+impl Embedding {
+    pub fn new<F: Float>(
+        store: &mut ParamStore<F>,
+        name: &str,
+        vocab: usize,
+        d: usize,
+        rng: &mut StdRng,
+    ) -> Embedding {
+        let table = store.add(
+            &format!("{name}.table"),
+            Tensor::truncated_normal_from(&[vocab, d], INIT_STD, rng),
+        );
+        Embedding { table, vocab, d }
+    }
+    /// ids `[B·L]` → `[B, L, D]`.
+    pub fn forward<F: Float>(
+        &self,
+        tape: &mut Tape<F>,
+        p: &Bound,
+        ids: &[usize],
+        b: usize,
+        l: usize,
+    ) -> Var {
+        let e = tape.embedding(p.var(self.table), ids);
+        tape.reshape(e, &[b, l, self.d])
+    }
+}

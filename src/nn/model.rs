@@ -1,0 +1,451 @@
+//! The whole model: inputs → (position encoding) → encoder with a relative bias → pooling → head.
+use super::attention::{AttentionTrace, key_mask};
+use super::encoder::{Block, BlockDropout};
+use super::layers::{Embedding, LayerNorm, Linear};
+use super::mix_seed;
+use crate::autodiff::{Tape, Var};
+use crate::float::Float;
+use crate::params::{Bound, ParamStore};
+use crate::position::{self, BiasConfig, PositionBias};
+use crate::tensor::Tensor;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde::{Deserialize, Serialize};
+
+/// What the model reads.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum InputKind {
+    /// Token ids below `vocab`; id 0 is padding.
+    Tokens { vocab: usize },
+    /// Real-valued feature vectors of width `dim` (the adding problem's `(value, marker)`),
+    /// read through a Linear with no embedding LayerNorm, as in the paper's code.
+    Features { dim: usize },
+}
+
+/// What the model predicts.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum OutputKind {
+    /// `n` classes, cross-entropy.
+    Classes(usize),
+    /// One real number, mean squared error.
+    Regression,
+}
+
+/// Which vector of the sequence the head reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Pooling {
+    /// The last slot of the padded sequence (for short sequences a padding slot, so the query
+    /// sits at a fixed distance from the first token).
+    Last,
+    /// A true mean over non-padding positions.
+    Mean,
+    /// The first slot.
+    First,
+}
+
+/// Which layers receive the relative bias.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BiasScope {
+    /// One grid computed per forward and added in every layer (HF T5).
+    Shared,
+    /// One grid, added in the first layer only (the paper's code).
+    FirstLayer,
+    /// Each layer has its own bias parameters.
+    PerLayer,
+}
+
+/// Dropout rates (DESIGN §3: attention probs, hidden, input).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Dropouts {
+    pub input: f64,
+    pub hidden: f64,
+    pub attention: f64,
+}
+
+impl Dropouts {
+    pub const NONE: Dropouts = Dropouts {
+        input: 0.0,
+        hidden: 0.0,
+        attention: 0.0,
+    };
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelConfig {
+    pub input: InputKind,
+    pub output: OutputKind,
+    pub d_model: usize,
+    pub heads: usize,
+    pub ffn: usize,
+    pub layers: usize,
+    /// The training length L (AT5 divides its slopes by it; tables cover offsets up to it).
+    pub max_len: usize,
+    pub bias: BiasConfig,
+    pub bias_scope: BiasScope,
+    pub pooling: Pooling,
+    pub dropout: Dropouts,
+}
+
+impl ModelConfig {
+    /// Impossible settings as one line naming the option.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.heads == 0 {
+            return Err("heads must be at least 1".into());
+        }
+        if self.d_model == 0 || self.d_model % self.heads != 0 {
+            return Err(format!(
+                "d-model {} is not a positive multiple of heads {}",
+                self.d_model, self.heads
+            ));
+        }
+        if self.ffn == 0 {
+            return Err("ffn must be at least 1".into());
+        }
+        if self.layers == 0 {
+            return Err("layers must be at least 1".into());
+        }
+        if self.max_len < 2 {
+            return Err(format!("seq-len must be at least 2, got {}", self.max_len));
+        }
+        match self.input {
+            InputKind::Tokens { vocab } if vocab < 2 => {
+                return Err(format!("vocab must be at least 2, got {vocab}"));
+            }
+            InputKind::Features { dim: 0 } => return Err("feature width must be at least 1".into()),
+            _ => {}
+        }
+        if let OutputKind::Classes(n) = self.output
+            && n < 2
+        {
+            return Err(format!("a classifier needs at least 2 classes, got {n}"));
+        }
+        let d = self.dropout;
+        for (name, p) in [
+            ("input", d.input),
+            ("hidden", d.hidden),
+            ("attention", d.attention),
+        ] {
+            if !(0.0..1.0).contains(&p) {
+                return Err(format!("{name} dropout must be in [0, 1), got {p}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One padded batch: `b` sequences right-padded to `l`.
+#[derive(Clone, Debug)]
+pub struct Batch {
+    pub b: usize,
+    pub l: usize,
+    pub input: BatchInput,
+    /// `[B·L]`, true at padding slots.
+    pub pad: Vec<bool>,
+}
+
+#[derive(Clone, Debug)]
+pub enum BatchInput {
+    /// `[B·L]` token ids (padding slots hold 0).
+    Tokens(Vec<usize>),
+    /// `[B·L·dim]` features (padding slots hold zeros).
+    Features(Vec<f64>),
+}
+
+/// Per-forward options.
+#[derive(Clone, Debug, Default)]
+pub struct ForwardOpts {
+    /// Seed of this step's dropout masks (ignored on evaluation tapes).
+    pub seed: u64,
+    /// `Some(keep)`: heads with `keep[h] == false` get no position bias (the head-prior ablation).
+    pub bias_heads: Option<Vec<bool>>,
+}
+
+/// The model's output vars and the per-layer attention traces.
+#[derive(Clone, Debug)]
+pub struct Forward {
+    /// `[B, C]` logits, or `[B]` predictions for regression.
+    pub output: Var,
+    /// The bias grid each layer received (`None` where it received none), `[H, L, L]`.
+    pub biases: Vec<Option<Var>>,
+    pub traces: Vec<AttentionTrace>,
+}
+
+pub struct Model<F: Float> {
+    pub config: ModelConfig,
+    input_embed: Option<Embedding>,
+    input_proj: Option<Linear>,
+    input_norm: Option<LayerNorm>,
+    /// One family for `Shared`/`FirstLayer`, one per layer for `PerLayer`.
+    pub biases: Vec<Box<dyn PositionBias<F>>>,
+    pub blocks: Vec<Block>,
+    head_norm: LayerNorm,
+    head: Linear,
+}
+
+impl<F: Float> Model<F> {
+    /// Builds the model and registers its parameters in `store`, initialised from `seed`.
+    pub fn new(config: ModelConfig, store: &mut ParamStore<F>, seed: u64) -> Result<Self, String> {
+        config.validate()?;
+        let rng = &mut StdRng::seed_from_u64(seed);
+        let (d, h) = (config.d_model, config.heads);
+        let (input_embed, input_proj, input_norm) = match config.input {
+            InputKind::Tokens { vocab } => (
+                Some(Embedding::new(store, "embed", vocab, d, rng)),
+                None,
+                Some(LayerNorm::new(store, "embed.ln", d)),
+            ),
+            InputKind::Features { dim } => (
+                None,
+                Some(Linear::new(store, "embed.proj", dim, d, rng)),
+                None,
+            ),
+        };
+        let mut biases = Vec::new();
+        if config.bias_scope == BiasScope::PerLayer {
+            for l in 0..config.layers {
+                let prefix = format!("encoder.{l}.bias");
+                biases.push(position::build(
+                    &config.bias,
+                    h,
+                    config.max_len,
+                    store,
+                    &prefix,
+                    rng,
+                )?);
+            }
+        } else {
+            biases.push(position::build(
+                &config.bias,
+                h,
+                config.max_len,
+                store,
+                "bias",
+                rng,
+            )?);
+        }
+        let blocks = (0..config.layers)
+            .map(|l| Block::new(store, &format!("encoder.{l}"), d, h, config.ffn, rng))
+            .collect();
+        let head_norm = LayerNorm::new(store, "head.ln", d);
+        let classes = match config.output {
+            OutputKind::Classes(n) => n,
+            OutputKind::Regression => 1,
+        };
+        let head = Linear::new(store, "head.out", d, classes, rng);
+        Ok(Model {
+            config,
+            input_embed,
+            input_proj,
+            input_norm,
+            biases,
+            blocks,
+            head_norm,
+            head,
+        })
+    }
+
+    /// The bias family's name (`t5`, `at5`, ...).
+    pub fn family(&self) -> &'static str {
+        self.biases[0].family()
+    }
+
+    /// Checks a batch against the model before any op sees it.
+    pub fn check_batch(&self, batch: &Batch) -> Result<(), String> {
+        let (b, l) = (batch.b, batch.l);
+        if b == 0 || l == 0 || batch.pad.len() != b * l {
+            return Err(format!(
+                "batch {b}x{l} with {} padding flags",
+                batch.pad.len()
+            ));
+        }
+        match (&batch.input, self.config.input) {
+            (BatchInput::Tokens(ids), InputKind::Tokens { vocab }) => {
+                if ids.len() != b * l {
+                    return Err(format!("batch {b}x{l} with {} token ids", ids.len()));
+                }
+                if let Some(&bad) = ids.iter().find(|&&t| t >= vocab) {
+                    return Err(format!(
+                        "token id {bad} is outside the vocabulary of {vocab}"
+                    ));
+                }
+            }
+            (BatchInput::Features(x), InputKind::Features { dim }) => {
+                if x.len() != b * l * dim {
+                    return Err(format!("batch {b}x{l}x{dim} with {} features", x.len()));
+                }
+            }
+            _ => return Err("batch input kind does not match the model's input".into()),
+        }
+        for (s, row) in batch.pad.chunks(l).enumerate() {
+            if row.iter().all(|&p| p) {
+                return Err(format!("sequence {s} of the batch is all padding"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The position-bias grids for a length-`l` forward, one per family instance.
+    fn bias_grids(
+        &self,
+        tape: &mut Tape<F>,
+        p: &Bound,
+        l: usize,
+        opts: &ForwardOpts,
+    ) -> Vec<Option<Var>> {
+        let h = self.config.heads;
+        let keep = opts.bias_heads.as_ref().map(|keep| {
+            assert_eq!(
+                keep.len(),
+                h,
+                "bias_heads: {} flags for {h} heads",
+                keep.len()
+            );
+            let data = keep
+                .iter()
+                .map(|&k| if k { F::ONE } else { F::ZERO })
+                .collect();
+            Tensor::from_vec(&[h, 1, 1], data)
+        });
+        self.biases
+            .iter()
+            .enumerate()
+            .map(|(i, fam)| {
+                let grid = fam.grid(tape, p, l, l, mix_seed(opts.seed, 1000 + i as u64))?;
+                Some(match &keep {
+                    Some(k) => {
+                        let k = tape.constant(k.clone());
+                        tape.mul(grid, k)
+                    }
+                    None => grid,
+                })
+            })
+            .collect()
+    }
+
+    /// The forward pass. Call [`Model::check_batch`] first on untrusted batches.
+    pub fn forward(
+        &self,
+        tape: &mut Tape<F>,
+        p: &Bound,
+        batch: &Batch,
+        opts: &ForwardOpts,
+    ) -> Forward {
+        let (b, l, d) = (batch.b, batch.l, self.config.d_model);
+        let drop = self.config.dropout;
+        let mut x = match (&batch.input, &self.input_embed, &self.input_proj) {
+            (BatchInput::Tokens(ids), Some(emb), _) => emb.forward(tape, p, ids, b, l),
+            (BatchInput::Features(v), _, Some(proj)) => {
+                let dim = v.len() / (b * l);
+                let data = v.iter().map(|&x| F::from_f64(x)).collect();
+                let xs = tape.constant(Tensor::from_vec(&[b, l, dim], data));
+                proj.forward(tape, p, xs)
+            }
+            _ => panic!("forward: batch input kind does not match the model (use check_batch)"),
+        };
+        if let Some(enc) = self.biases[0].input_encoding(l, d) {
+            let enc = tape.constant(enc);
+            x = tape.add(x, enc);
+        }
+        x = tape.dropout(x, drop.input, mix_seed(opts.seed, 1));
+        if let Some(norm) = &self.input_norm {
+            x = norm.forward(tape, p, x);
+        }
+        let mask = key_mask::<F>(&batch.pad, b, l);
+        let grids = self.bias_grids(tape, p, l, opts);
+        let mut biases = Vec::with_capacity(self.blocks.len());
+        let mut traces = Vec::with_capacity(self.blocks.len());
+        for (i, block) in self.blocks.iter().enumerate() {
+            let bias = match self.config.bias_scope {
+                BiasScope::Shared => grids[0],
+                BiasScope::FirstLayer => grids[0].filter(|_| i == 0),
+                BiasScope::PerLayer => grids[i],
+            };
+            let bd = BlockDropout {
+                hidden: drop.hidden,
+                attention: drop.attention,
+                seed: mix_seed(opts.seed, 10 + i as u64),
+            };
+            let (y, trace) = block.forward(tape, p, x, bias, &mask, bd);
+            x = y;
+            biases.push(bias);
+            traces.push(trace);
+        }
+        let pooled = self.pool(tape, x, batch);
+        let pooled = tape.dropout(pooled, drop.hidden, mix_seed(opts.seed, 2));
+        let pooled = self.head_norm.forward(tape, p, pooled);
+        let mut output = self.head.forward(tape, p, pooled);
+        if self.config.output == OutputKind::Regression {
+            output = tape.reshape(output, &[b]);
+        }
+        Forward {
+            output,
+            biases,
+            traces,
+        }
+    }
+
+    /// x `[B, L, D]` → `[B, D]`.
+    fn pool(&self, tape: &mut Tape<F>, x: Var, batch: &Batch) -> Var {
+        let (b, l, d) = (batch.b, batch.l, self.config.d_model);
+        match self.config.pooling {
+            Pooling::Last | Pooling::First => {
+                let at = if self.config.pooling == Pooling::Last {
+                    l - 1
+                } else {
+                    0
+                };
+                let s = tape.slice(x, 1, at, at + 1);
+                tape.reshape(s, &[b, d])
+            }
+            Pooling::Mean => {
+                let mut w = vec![F::ZERO; b * l];
+                for (row, pad) in w.chunks_mut(l).zip(batch.pad.chunks(l)) {
+                    let n = pad.iter().filter(|&&p| !p).count().max(1);
+                    for (wi, &p) in row.iter_mut().zip(pad) {
+                        if !p {
+                            *wi = F::from_f64(1.0 / n as f64);
+                        }
+                    }
+                }
+                let w = tape.constant(Tensor::from_vec(&[b, l, 1], w));
+                let xw = tape.mul(x, w);
+                tape.sum_axis(xw, 1, false)
+            }
+        }
+    }
+
+    /// The training loss of a forward: mean cross-entropy, or mean squared error.
+    pub fn loss(&self, tape: &mut Tape<F>, output: Var, targets: &Targets) -> Var {
+        match targets {
+            Targets::Classes(c) => tape.cross_entropy(output, c),
+            Targets::Real(y) => {
+                let t = Tensor::from_vec(&[y.len()], y.iter().map(|&v| F::from_f64(v)).collect());
+                let t = tape.constant(t);
+                tape.mse(output, t)
+            }
+        }
+    }
+
+    /// Puts constrained bias parameters back into their domain (after an optimizer step).
+    pub fn project(&self, store: &mut ParamStore<F>) {
+        for b in &self.biases {
+            b.project(store);
+        }
+    }
+}
+
+/// The labels of a batch.
+#[derive(Clone, Debug)]
+pub enum Targets {
+    Classes(Vec<usize>),
+    Real(Vec<f64>),
+}
+
+impl<F: Float> std::fmt::Debug for Model<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("config", &self.config)
+            .field("family", &self.family())
+            .finish_non_exhaustive()
+    }
+}
