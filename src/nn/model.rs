@@ -92,7 +92,7 @@ impl ModelConfig {
         if self.heads == 0 {
             return Err("heads must be at least 1".into());
         }
-        if self.d_model == 0 || self.d_model % self.heads != 0 {
+        if self.d_model == 0 || !self.d_model.is_multiple_of(self.heads) {
             return Err(format!(
                 "d-model {} is not a positive multiple of heads {}",
                 self.d_model, self.heads
