@@ -143,9 +143,9 @@ fn attention_rows_sum_to_one_and_padding_gets_no_weight() {
                     let row = &post.data[at..at + l];
                     let s: f64 = row.iter().sum();
                     assert!((s - 1.0).abs() < 1e-12, "{name}: row sums to {s}");
-                    for j in 0..l {
+                    for (j, &w) in row.iter().enumerate() {
                         if batch.pad[b * l + j] {
-                            assert_eq!(row[j], 0.0, "{name}: padding key {j} got weight");
+                            assert_eq!(w, 0.0, "{name}: padding key {j} got weight");
                         }
                     }
                 }
