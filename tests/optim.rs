@@ -25,10 +25,11 @@ fn adam_first_steps_match_the_tf_formula() {
     let g2 = Tensor::from_vec(&[2], vec![1.0, 1.0]);
     adam.update(&mut store, &[Some(&g2), None]);
     let lr_t = 0.1 * (1.0f64 - 0.999f64.powi(2)).sqrt() / (1.0 - 0.9f64.powi(2));
-    for k in 0..2 {
-        let m = 0.9 * 0.1 * g.data[k] + 0.1 * g2.data[k];
-        let v = 0.999 * 0.001 * g.data[k].powi(2) + 0.001 * g2.data[k].powi(2);
-        let want = before[k] - lr_t * m / (v.sqrt() + 1e-8);
+    for (k, &x1) in before.iter().enumerate() {
+        let (g1, g2) = (g.data[k], g2.data[k]);
+        let m = 0.9 * 0.1 * g1 + 0.1 * g2;
+        let v = 0.999 * 0.001 * g1 * g1 + 0.001 * g2 * g2;
+        let want = x1 - lr_t * m / (v.sqrt() + 1e-8);
         assert!((store.values()[0].data[k] - want).abs() < 1e-14);
     }
     assert_eq!(adam.step, 2);
