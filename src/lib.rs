@@ -3,6 +3,7 @@
 pub mod autodiff;
 pub mod float;
 pub mod params;
+pub mod report;
 pub mod tensor;
 
 pub use autodiff::{GradcheckReport, Gradients, Tape, Var, gradcheck};
