@@ -6,6 +6,7 @@ pub mod nn;
 pub mod optim;
 pub mod params;
 pub mod position;
+pub mod report;
 pub mod tensor;
 
 pub use autodiff::{GradcheckReport, Gradients, Tape, Var, gradcheck};
