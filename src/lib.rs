@@ -9,6 +9,7 @@ pub mod params;
 pub mod position;
 pub mod report;
 pub mod tensor;
+pub mod train;
 
 pub use autodiff::{GradcheckReport, Gradients, Tape, Var, gradcheck};
 pub use float::Float;

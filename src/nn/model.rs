@@ -3,6 +3,7 @@ use super::attention::{AttentionTrace, key_mask};
 use super::encoder::{Block, BlockDropout};
 use super::layers::{Embedding, LayerNorm, Linear};
 use super::mix_seed;
+pub use crate::data::Pooling;
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
 use crate::params::{Bound, ParamStore};
@@ -29,18 +30,6 @@ pub enum OutputKind {
     Classes(usize),
     /// One real number, mean squared error.
     Regression,
-}
-
-/// Which vector of the sequence the head reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Pooling {
-    /// The last slot of the padded sequence (for short sequences a padding slot, so the query
-    /// sits at a fixed distance from the first token).
-    Last,
-    /// A true mean over non-padding positions.
-    Mean,
-    /// The first slot.
-    First,
 }
 
 /// Which layers receive the relative bias.

@@ -1,0 +1,302 @@
+//! What a training run is: the task, the model, the optimiser and the budget, and the presets.
+use crate::data::{
+    self, AddingConfig, LagKConfig, Process50Config, ReberConfig, TaskConfig, TaskData, TaskKind,
+};
+use crate::nn::{BiasScope, Dropouts, InputKind, ModelConfig, OutputKind};
+use crate::position::BiasConfig;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Where the examples come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum TaskSource {
+    /// Generated from a config and a data seed (fixed across trials, as in the paper).
+    Generated { config: TaskConfig, seed: u64 },
+    /// Loaded from `train.txt`/`dev.txt`/`test.txt` in the original format.
+    Files { dir: PathBuf, kind: TaskKind },
+}
+
+impl TaskSource {
+    pub fn load(&self) -> Result<TaskData, String> {
+        match self {
+            TaskSource::Generated { config, seed } => data::generate(config, *seed),
+            TaskSource::Files { dir, kind } => data::files::load_dir(dir, *kind),
+        }
+    }
+    pub fn kind(&self) -> TaskKind {
+        match self {
+            TaskSource::Generated { config, .. } => config.kind(),
+            TaskSource::Files { kind, .. } => *kind,
+        }
+    }
+}
+
+/// The model's size and bias; input, output and length come from the task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelSpec {
+    pub d_model: usize,
+    pub heads: usize,
+    pub ffn: usize,
+    pub layers: usize,
+    pub bias: BiasConfig,
+    pub bias_scope: BiasScope,
+    pub dropout: Dropouts,
+}
+
+impl ModelSpec {
+    /// The full model config for a task.
+    pub fn for_task(&self, data: &TaskData) -> ModelConfig {
+        let input = if data.kind == TaskKind::Adding {
+            InputKind::Features { dim: 2 }
+        } else {
+            InputKind::Tokens {
+                vocab: data.vocab_size,
+            }
+        };
+        let output = if data.num_classes == 0 {
+            OutputKind::Regression
+        } else {
+            OutputKind::Classes(data.num_classes)
+        };
+        ModelConfig {
+            input,
+            output,
+            d_model: self.d_model,
+            heads: self.heads,
+            ffn: self.ffn,
+            layers: self.layers,
+            max_len: data.max_len,
+            bias: self.bias.clone(),
+            bias_scope: self.bias_scope,
+            pooling: data.pooling,
+            dropout: self.dropout,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainConfig {
+    pub task: TaskSource,
+    pub model: ModelSpec,
+    pub lr: f64,
+    pub batch: usize,
+    pub epochs: usize,
+    /// Seeds the initialisation, the shuffling and the dropout masks.
+    pub seed: u64,
+    /// Stop after this many epochs without a strict dev improvement.
+    pub patience: Option<usize>,
+}
+
+impl TrainConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.batch == 0 {
+            return Err("batch must be at least 1".into());
+        }
+        if self.epochs == 0 {
+            return Err("epochs must be at least 1".into());
+        }
+        if !(self.lr > 0.0 && self.lr.is_finite()) {
+            return Err(format!("lr must be a positive number, got {}", self.lr));
+        }
+        if self.patience == Some(0) {
+            return Err("patience must be at least 1 epoch".into());
+        }
+        Ok(())
+    }
+}
+
+/// The paper's protocol, or a reduced one that runs in minutes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Preset {
+    Paper,
+    Quick,
+}
+
+impl Preset {
+    pub fn from_name(s: &str) -> Result<Preset, String> {
+        match s {
+            "paper" => Ok(Preset::Paper),
+            "quick" => Ok(Preset::Quick),
+            o => Err(format!("unknown preset `{o}`; expected paper or quick")),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Paper => "paper",
+            Preset::Quick => "quick",
+        }
+    }
+}
+
+/// The task's dial: Adding's T, lag-k's L and k.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Dial {
+    pub seq_len: Option<usize>,
+    pub lag: Option<usize>,
+}
+
+/// The task config of a preset with the dial applied.
+pub fn task_config(kind: TaskKind, preset: Preset, dial: Dial) -> TaskConfig {
+    let paper = preset == Preset::Paper;
+    match kind {
+        TaskKind::Reber => TaskConfig::Reber(if paper {
+            ReberConfig::paper()
+        } else {
+            ReberConfig::quick()
+        }),
+        TaskKind::Process50 => {
+            let mut c = if paper {
+                Process50Config::paper()
+            } else {
+                Process50Config::quick()
+            };
+            if let Some(l) = dial.seq_len {
+                c.seq_len = l;
+            }
+            TaskConfig::Process50(c)
+        }
+        TaskKind::Adding => {
+            let mut c = if paper {
+                AddingConfig::paper()
+            } else {
+                AddingConfig::quick()
+            };
+            if let Some(t) = dial.seq_len {
+                c.seq_len = t;
+            }
+            TaskConfig::Adding(c)
+        }
+        TaskKind::LagK => {
+            let mut c = if paper {
+                LagKConfig::paper()
+            } else {
+                LagKConfig::quick()
+            };
+            if let Some(l) = dial.seq_len {
+                c.seq_len = l;
+            }
+            if let Some(k) = dial.lag {
+                c.lag = k;
+            }
+            TaskConfig::LagK(c)
+        }
+    }
+}
+
+/// The sequence length a task config produces (the T5 max_distance of the adding problem).
+pub fn task_length(cfg: &TaskConfig) -> usize {
+    match cfg {
+        TaskConfig::Reber(_) => 128,
+        TaskConfig::Process50(c) => c.seq_len,
+        TaskConfig::Adding(c) => c.seq_len,
+        TaskConfig::LagK(c) => c.seq_len,
+    }
+}
+
+/// A bias family with the options DESIGN §1/§3 give for this task and preset.
+pub fn bias_for(name: &str, kind: TaskKind, len: usize, dropout: Dropouts) -> Result<BiasConfig, String> {
+    let mut b = BiasConfig::from_name(name)?;
+    match &mut b {
+        BiasConfig::T5 { max_distance, .. } => {
+            // 32 buckets; max_distance 128 on Reber/Process-50, the sequence length otherwise.
+            if matches!(kind, TaskKind::Adding | TaskKind::LagK) {
+                *max_distance = len.max(16);
+            }
+        }
+        BiasConfig::At5 {
+            slope_min,
+            slope_max,
+            l1,
+            l2,
+            dropout: d,
+            ..
+        } => {
+            if kind == TaskKind::Reber {
+                (*slope_min, *slope_max, *l1, *l2) = (0.1, 1.0, 100, 40);
+            }
+            *d = dropout.input;
+        }
+        BiasConfig::At5NoB {
+            l1, l2, dropout: d, ..
+        } => {
+            if kind == TaskKind::Reber {
+                (*l1, *l2) = (100, 40);
+            }
+            *d = dropout.input;
+        }
+        _ => {}
+    }
+    Ok(b)
+}
+
+/// The paper's protocol (DESIGN §3) for a task and bias, or the quick preset's reduction.
+pub fn preset_config(
+    kind: TaskKind,
+    bias: &str,
+    preset: Preset,
+    dial: Dial,
+    seed: u64,
+) -> Result<TrainConfig, String> {
+    let task = task_config(kind, preset, dial);
+    task.validate()?;
+    let dropout = match kind {
+        TaskKind::Adding => Dropouts {
+            input: 0.0,
+            hidden: 0.5,
+            attention: 0.5,
+        },
+        _ => Dropouts {
+            input: 0.4,
+            hidden: 0.1,
+            attention: 0.3,
+        },
+    };
+    let at5 = bias.starts_with("at5");
+    let (lr, epochs) = match kind {
+        TaskKind::Reber => (5e-4, if at5 { 1000 } else { 500 }),
+        TaskKind::Process50 => (if at5 { 2e-4 } else { 1e-4 }, 100),
+        TaskKind::Adding => (1e-4, 300),
+        TaskKind::LagK => (5e-4, 100),
+    };
+    let (d_model, heads, lr, epochs, dropout) = match preset {
+        Preset::Paper => (256, 8, lr, epochs, dropout),
+        // Smaller, faster-learning, lightly regularised: minutes instead of hours.
+        Preset::Quick => (
+            64,
+            4,
+            1e-3,
+            match kind {
+                TaskKind::Reber => 40,
+                TaskKind::Process50 => 15,
+                TaskKind::Adding => 40,
+                TaskKind::LagK => 20,
+            },
+            Dropouts {
+                input: dropout.input.min(0.1),
+                hidden: dropout.hidden.min(0.1),
+                attention: dropout.attention.min(0.1),
+            },
+        ),
+    };
+    let len = task_length(&task);
+    Ok(TrainConfig {
+        model: ModelSpec {
+            d_model,
+            heads,
+            ffn: 2 * d_model,
+            layers: 1,
+            bias: bias_for(bias, kind, len, dropout)?,
+            bias_scope: BiasScope::Shared,
+            dropout,
+        },
+        task: TaskSource::Generated {
+            config: task,
+            seed: 2021,
+        },
+        lr,
+        batch: 64,
+        epochs,
+        seed,
+        patience: None,
+    })
+}
