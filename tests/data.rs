@@ -481,6 +481,21 @@ fn file_formats_match_the_original_symbols() {
         &[[0.1234, -1.0], [-0.5, 1.0], [0.25, 1.0], [0.0, -1.0]][..]
     );
     assert_eq!(adding::target_of(p), a.train[0].label.real());
+
+    // Process digits map to token ids 1 and 2; the Bayes ceiling is reported where it is known.
+    for (len, bayes) in [(5, Some(process50::bayes_accuracy(5))), (70, None)] {
+        let line = |label: usize| {
+            let digits: Vec<String> = (0..len).map(|i| ((i / 3) % 2).to_string()).collect();
+            format!("{} {label}\n", digits.join(" "))
+        };
+        for f in ["train.txt", "dev.txt", "test.txt"] {
+            std::fs::write(dir.join(f), line(0) + &line(1)).unwrap();
+        }
+        let pr = load_dir(&dir, TaskKind::Process50).unwrap();
+        assert_eq!(&tokens(&pr.train[0])[..4], &[1, 1, 1, 2]);
+        assert_eq!(pr.train[1].label, Label::Class(1));
+        assert_eq!(pr.stats.bayes_accuracy, bayes);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
