@@ -250,8 +250,11 @@ impl TaskData {
             }
         }
         let regression = self.num_classes == 0;
-        let bayes_accuracy = (self.kind == TaskKind::Process50 && min_len == self.max_len && n > 0)
-            .then(|| process50::bayes_accuracy(self.max_len));
+        // Known for equal-length Process sequences, within the exact counter's range.
+        let bayes_accuracy = (self.kind == TaskKind::Process50
+            && min_len == self.max_len
+            && (1..=process50::MAX_BAYES_LEN).contains(&self.max_len))
+        .then(|| process50::bayes_accuracy(self.max_len));
         TaskStats {
             split_sizes: [self.train.len(), self.dev.len(), self.test.len()],
             training_nums: self.training_nums,

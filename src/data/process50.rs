@@ -13,6 +13,8 @@ use std::collections::HashSet;
 pub const STATE_TOKEN_OFFSET: usize = 1;
 pub const VOCAB_SIZE: usize = 3;
 pub const FIRST_STATE_ZERO: f64 = 2.0 / 3.0;
+/// Longest length `bayes_accuracy` handles: its u64 sequence counts reach 2^(len-1).
+pub const MAX_BAYES_LEN: usize = 63;
 
 /// A two-state chain by its switching probabilities.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -134,13 +136,13 @@ pub fn sample_chain(rng: &mut StdRng, chain: Chain, len: usize) -> Vec<usize> {
 ///
 /// The likelihood depends on x only through the first state and the transition counts
 /// (n00, n01, n10, n11), so a dynamic program counts the sequences per statistic: state
-/// (current state, n00, n01, n10) after t transitions, n11 = t - n00 - n01 - n10. Counts stay
-/// below 2^63 for len <= 63 and are exact in u64. (Sequences are deduplicated in the data, which
+/// (current state, n00, n01, n10) after t transitions, n11 = t - n00 - n01 - n10. Counts are
+/// exact in u64 up to MAX_BAYES_LEN. (Sequences are deduplicated in the data, which
 /// this ignores: with 2^50 sequences it barely matters.)
 pub fn bayes_accuracy(len: usize) -> f64 {
     assert!(
-        (1..=63).contains(&len),
-        "bayes_accuracy: len {len} not in 1..=63"
+        (1..=MAX_BAYES_LEN).contains(&len),
+        "bayes_accuracy: len {len} not in 1..={MAX_BAYES_LEN}"
     );
     let l = len; // each count is at most len - 1 < l
     let idx =
