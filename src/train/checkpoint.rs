@@ -39,7 +39,12 @@ impl Trainer {
         let ck = Checkpoint {
             config: self.config.clone(),
             names: self.store.names().to_vec(),
-            shapes: self.store.values().iter().map(|t| t.shape.clone()).collect(),
+            shapes: self
+                .store
+                .values()
+                .iter()
+                .map(|t| t.shape.clone())
+                .collect(),
             values: self.store.values().iter().map(|t| t.data.clone()).collect(),
             adam: self.adam.clone(),
             state: self.state.clone(),
@@ -59,7 +64,8 @@ impl Trainer {
     /// config, then puts back parameters, optimizer state and counters.
     pub fn from_checkpoint(path: &Path) -> Result<Trainer, String> {
         let at = path.display();
-        let bytes = std::fs::read(path).map_err(|e| format!("{at}: cannot read checkpoint: {e}"))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("{at}: cannot read checkpoint: {e}"))?;
         if bytes.len() < HEADER || &bytes[..8] != MAGIC {
             return Err(format!("{at}: not an at5 checkpoint (bad header)"));
         }
@@ -79,7 +85,10 @@ impl Trainer {
             bincode::serde::decode_from_slice(payload, bincode::config::standard())
                 .map_err(|e| format!("{at}: cannot decode checkpoint: {e}"))?;
         if used != len {
-            return Err(format!("{at}: {} trailing bytes after the checkpoint", len - used));
+            return Err(format!(
+                "{at}: {} trailing bytes after the checkpoint",
+                len - used
+            ));
         }
         let mut t = Trainer::new(ck.config)?;
         let expected: Vec<(String, Vec<usize>)> = t
@@ -102,10 +111,22 @@ impl Trainer {
             dst.data = src;
         }
         let sizes_ok = ck.adam.m.len() == t.store.len()
-            && ck.adam.m.iter().zip(t.store.values()).all(|(m, p)| m.len() == p.len())
-            && ck.adam.v.iter().zip(t.store.values()).all(|(v, p)| v.len() == p.len());
+            && ck
+                .adam
+                .m
+                .iter()
+                .zip(t.store.values())
+                .all(|(m, p)| m.len() == p.len())
+            && ck
+                .adam
+                .v
+                .iter()
+                .zip(t.store.values())
+                .all(|(v, p)| v.len() == p.len());
         if !sizes_ok {
-            return Err(format!("{at}: optimizer state does not match the parameters"));
+            return Err(format!(
+                "{at}: optimizer state does not match the parameters"
+            ));
         }
         t.adam = ck.adam;
         t.state = ck.state;

@@ -194,7 +194,12 @@ pub fn task_length(cfg: &TaskConfig) -> usize {
 }
 
 /// A bias family with the options DESIGN §1/§3 give for this task and preset.
-pub fn bias_for(name: &str, kind: TaskKind, len: usize, dropout: Dropouts) -> Result<BiasConfig, String> {
+pub fn bias_for(
+    name: &str,
+    kind: TaskKind,
+    len: usize,
+    dropout: Dropouts,
+) -> Result<BiasConfig, String> {
     let mut b = BiasConfig::from_name(name)?;
     match &mut b {
         BiasConfig::T5 { max_distance, .. } => {

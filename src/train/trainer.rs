@@ -104,7 +104,10 @@ impl Trainer {
 
     /// Steps per epoch.
     pub fn steps_per_epoch(&self) -> usize {
-        self.data.training_indices().len().div_ceil(self.config.batch)
+        self.data
+            .training_indices()
+            .len()
+            .div_ceil(self.config.batch)
     }
 
     /// One optimizer step on `examples`; returns the loss, or an error on a non-finite loss
@@ -206,5 +209,16 @@ impl Trainer {
         self.state.history.push(rec.clone());
         self.state.epoch += 1;
         Ok(rec)
+    }
+}
+
+impl std::fmt::Debug for Trainer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trainer")
+            .field("task", &self.data.name)
+            .field("model", &self.model)
+            .field("epoch", &self.state.epoch)
+            .field("step", &self.state.step)
+            .finish_non_exhaustive()
     }
 }

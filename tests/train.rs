@@ -1,0 +1,195 @@
+//! Training: bit-identical resume, checkpoint errors, non-finite losses, and learning smoke tests.
+use at5::data::{AddingConfig, LagKConfig, Sequence, TaskConfig, TaskKind};
+use at5::nn::{BiasScope, Dropouts};
+use at5::position::BiasConfig;
+use at5::train::{self, ModelSpec, TaskSource, TrainConfig, Trainer, bias_for};
+use std::path::PathBuf;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("at5-train-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn lagk(lag: usize, bias: &str, epochs: usize, d_model: usize) -> TrainConfig {
+    let task = LagKConfig {
+        seq_len: 16,
+        lag,
+        vocab: 8,
+        train: 2000,
+        dev: 500,
+        test: 500,
+        training_nums: 2000,
+    };
+    let dropout = Dropouts {
+        input: 0.0,
+        hidden: 0.1,
+        attention: 0.1,
+    };
+    TrainConfig {
+        task: TaskSource::Generated {
+            config: TaskConfig::LagK(task),
+            seed: 1,
+        },
+        model: ModelSpec {
+            d_model,
+            heads: 4,
+            ffn: 2 * d_model,
+            layers: 1,
+            bias: bias_for(bias, TaskKind::LagK, 16, dropout).unwrap(),
+            bias_scope: BiasScope::Shared,
+            dropout,
+        },
+        lr: 3e-3,
+        batch: 64,
+        epochs,
+        seed: 9,
+        patience: None,
+    }
+}
+
+#[test]
+fn resume_is_bit_identical() {
+    let mut cfg = lagk(3, "t5", 4, 16);
+    cfg.task = match cfg.task {
+        TaskSource::Generated {
+            config: TaskConfig::LagK(mut c),
+            seed,
+        } => {
+            (c.train, c.training_nums) = (300, 300);
+            TaskSource::Generated {
+                config: TaskConfig::LagK(c),
+                seed,
+            }
+        }
+        other => other,
+    };
+    let whole = train::run(Trainer::new(cfg.clone()).unwrap(), &tmp("whole"), |_| {}).unwrap();
+
+    let dir = tmp("parts");
+    let mut first = cfg.clone();
+    first.epochs = 2;
+    train::run(Trainer::new(first).unwrap(), &dir, |_| {}).unwrap();
+    let mut resumed = Trainer::from_checkpoint(&dir.join(train::CHECKPOINT)).unwrap();
+    assert_eq!(resumed.state.epoch, 2);
+    resumed.config.epochs = 4;
+    let dir2 = tmp("parts2");
+    let parts = train::run(resumed, &dir2, |_| {}).unwrap();
+    assert_eq!(parts.steps, whole.steps);
+    for (x, y) in whole.epochs.iter().zip(&parts.epochs) {
+        assert_eq!((x.train_loss, x.dev, x.test), (y.train_loss, y.dev, y.test));
+    }
+    assert_eq!(whole.best, parts.best);
+}
+
+#[test]
+fn resumed_parameters_equal_an_uninterrupted_run() {
+    let cfg = lagk(2, "t5", 2, 16);
+    let mut a = Trainer::new(cfg.clone()).unwrap();
+    a.train_epoch(|_, _, _| {}).unwrap();
+    a.train_epoch(|_, _, _| {}).unwrap();
+
+    let dir = tmp("params");
+    let mut b = Trainer::new(cfg).unwrap();
+    b.train_epoch(|_, _, _| {}).unwrap();
+    b.save_checkpoint(&dir.join("ck.bin")).unwrap();
+    drop(b);
+    let mut b = Trainer::from_checkpoint(&dir.join("ck.bin")).unwrap();
+    b.train_epoch(|_, _, _| {}).unwrap();
+    assert_eq!(a.store.values(), b.store.values());
+    assert_eq!(a.adam, b.adam);
+    // Everything but the wall-clock seconds is identical.
+    let strip = |h: &[at5::train::EpochRecord]| {
+        h.iter()
+            .map(|e| (e.epoch, e.train_loss, e.dev, e.test))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&a.state.history), strip(&b.state.history));
+}
+
+#[test]
+fn bad_checkpoints_are_clear_errors() {
+    let dir = tmp("bad");
+    let t = Trainer::new(lagk(2, "t5", 1, 16)).unwrap();
+    let path = dir.join("ck.bin");
+    t.save_checkpoint(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+
+    let cut = dir.join("cut.bin");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let e = Trainer::from_checkpoint(&cut).unwrap_err();
+    assert!(e.contains("truncated") && e.contains("cut.bin"), "{e}");
+
+    let foreign = dir.join("foreign.bin");
+    std::fs::write(&foreign, b"{\"not\": \"a checkpoint\"}").unwrap();
+    let e = Trainer::from_checkpoint(&foreign).unwrap_err();
+    assert!(e.contains("not an at5 checkpoint"), "{e}");
+
+    let mut flipped = bytes.clone();
+    let k = flipped.len() - 10;
+    flipped[k] ^= 0x40;
+    let bad = dir.join("flipped.bin");
+    std::fs::write(&bad, &flipped).unwrap();
+    assert!(
+        Trainer::from_checkpoint(&bad)
+            .unwrap_err()
+            .contains("corrupt")
+    );
+
+    let e = Trainer::from_checkpoint(&dir.join("missing.bin")).unwrap_err();
+    assert!(e.contains("missing.bin"), "{e}");
+}
+
+#[test]
+fn a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint() {
+    let dir = tmp("nan");
+    let mut cfg = lagk(2, "t5", 3, 16);
+    cfg.task = TaskSource::Generated {
+        config: TaskConfig::Adding(AddingConfig {
+            seq_len: 20,
+            train: 300,
+            dev: 100,
+            test: 100,
+            training_nums: 300,
+        }),
+        seed: 3,
+    };
+    cfg.model.bias = BiasConfig::from_name("none").unwrap();
+    let mut t = Trainer::new(cfg).unwrap();
+    t.train_epoch(|_, _, _| {}).unwrap();
+    t.save_checkpoint(&dir.join(train::CHECKPOINT)).unwrap();
+    let before = std::fs::read(dir.join(train::CHECKPOINT)).unwrap();
+    let params = t.store.values().to_vec();
+    if let Sequence::Pairs(p) = &mut t.data.train[0].input {
+        p[0][0] = f32::NAN;
+    }
+    let e = train::run(t, &dir, |_| {}).unwrap_err();
+    assert!(e.contains("non-finite loss") && e.contains("step"), "{e}");
+    let after = std::fs::read(dir.join(train::CHECKPOINT)).unwrap();
+    assert_eq!(before, after, "the last good checkpoint was overwritten");
+    let resumed = Trainer::from_checkpoint(&dir.join(train::CHECKPOINT)).unwrap();
+    assert_eq!(resumed.store.values(), &params[..]);
+    let rec: train::RunRecord = at5::report::read_json(&dir.join(train::RECORD)).unwrap();
+    assert!(
+        rec.status.starts_with("failed: non-finite"),
+        "{}",
+        rec.status
+    );
+}
+
+#[test]
+fn t5_learns_lag_3_recall() {
+    let rec = train::run(
+        Trainer::new(lagk(3, "t5", 8, 32)).unwrap(),
+        &tmp("t5lag"),
+        |_| {},
+    )
+    .unwrap();
+    let best = rec.best.unwrap();
+    assert!(
+        best.dev.accuracy >= 0.95,
+        "dev accuracy {}",
+        best.dev.accuracy
+    );
+}
