@@ -1,5 +1,6 @@
 //! Which bias family a model uses, with its options, and the one place that builds it.
 use super::PositionBias;
+use super::at5::MlpOptions;
 use crate::float::Float;
 use crate::params::ParamStore;
 use rand::rngs::StdRng;
@@ -151,6 +152,47 @@ pub fn build<F: Float>(
             prefix,
             rng,
         )?),
-        other => return Err(format!("bias `{}` is not available yet", other.name())),
+        BiasConfig::Sinusoidal => Box::new(super::Sinusoidal),
+        BiasConfig::T5NoB => Box::new(super::T5NoB::new(heads, max_len, store, prefix, rng)),
+        BiasConfig::At5 {
+            slope_min,
+            slope_max,
+            l1,
+            l2,
+            init_std,
+            dropout,
+        } => {
+            let mlp = MlpOptions {
+                l1: *l1,
+                l2: *l2,
+                init_std: *init_std,
+                dropout: *dropout,
+            };
+            let slopes = (*slope_min, *slope_max);
+            Box::new(super::At5::new(
+                slopes, &mlp, heads, max_len, store, prefix, rng,
+            )?)
+        }
+        BiasConfig::At5NoB {
+            l1,
+            l2,
+            init_std,
+            dropout,
+        } => {
+            let mlp = MlpOptions {
+                l1: *l1,
+                l2: *l2,
+                init_std: *init_std,
+                dropout: *dropout,
+            };
+            Box::new(super::At5NoB::new(
+                &mlp, heads, max_len, store, prefix, rng,
+            )?)
+        }
+        BiasConfig::Alibi => Box::new(super::Alibi::new(heads)),
+        BiasConfig::KerpleLog => Box::new(super::KerpleLog::new(heads, store, prefix, rng)),
+        BiasConfig::Fire { hidden } => Box::new(super::Fire::new(
+            *hidden, heads, max_len, store, prefix, rng,
+        )?),
     })
 }

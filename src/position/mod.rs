@@ -3,13 +3,27 @@
 //! Every family here produces a scalar `b_h(n)` per head for the relative offset
 //! `n = j - i` (key position minus query position), added to the attention scores; the
 //! sinusoidal baseline is the exception and adds an absolute encoding to the input instead.
+mod alibi;
+mod at5;
+mod at5_nob;
 mod config;
+mod fire;
+mod kerple;
 mod none;
+mod sinusoidal;
 mod t5;
+mod t5_nob;
 
+pub use alibi::{Alibi, alibi_slopes};
+pub use at5::{At5, MlpOptions, soft_bucket};
+pub use at5_nob::At5NoB;
 pub use config::{BiasConfig, FAMILIES, build};
+pub use fire::Fire;
+pub use kerple::{KERPLE_MIN, KerpleLog};
 pub use none::NoBias;
+pub use sinusoidal::{Sinusoidal, sinusoidal_encoding};
 pub use t5::{T5, check_t5_config, t5_bucket};
+pub use t5_nob::T5NoB;
 
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
@@ -66,6 +80,26 @@ pub fn offsets(lq: usize, lk: usize) -> Vec<i64> {
     (0..lq + lk - 1)
         .map(|r| r as i64 - (lq as i64 - 1))
         .collect()
+}
+
+/// For each offset of [`offsets`], its row in a table of the `2·max_len - 1` offsets seen in
+/// training (`n + max_len - 1`), with `|n| > max_len - 1` clamped to the edge row: a family that
+/// learns one value per offset extrapolates by reusing its outermost value.
+pub fn clamped_offset_rows(lq: usize, lk: usize, max_len: usize) -> Vec<usize> {
+    let edge = max_len as i64 - 1;
+    offsets(lq, lk)
+        .into_iter()
+        .map(|n| (n.clamp(-edge, edge) + edge) as usize)
+        .collect()
+}
+
+/// `|n|` for every offset of [`offsets`], as a column `[lq + lk - 1, 1]` to broadcast over heads.
+pub(crate) fn abs_offsets<F: Float>(tape: &mut Tape<F>, lq: usize, lk: usize) -> Var {
+    let d: Vec<F> = offsets(lq, lk)
+        .into_iter()
+        .map(|n| F::from_f64(n.unsigned_abs() as f64))
+        .collect();
+    tape.constant(Tensor::from_vec(&[lq + lk - 1, 1], d))
 }
 
 /// Spreads a per-offset table `[lq + lk - 1, H]` over the grid `[H, lq, lk]`.

@@ -1,0 +1,295 @@
+//! `at5`: AT5's learnable soft bucket `1 - exp(-alpha |n|)` per head and direction, then an MLP.
+use super::{PositionBias, abs_offsets, gather_offsets};
+use crate::autodiff::{Tape, Var};
+use crate::float::Float;
+use crate::params::{Bound, ParamId, ParamStore};
+use crate::tensor::Tensor;
+use rand::rngs::StdRng;
+
+/// AT5's soft bucket: `1 - exp(-alpha n)` for `n > 0`, `1 - exp(beta n)` for `n <= 0`.
+///
+/// `f(0) = 0` and `f ∈ [0, 1)`; `-expm1` keeps full precision near 0 and, the exponent being
+/// `-rate·|n| <= 0`, cannot overflow however large `rate·|n|` is.
+///
+/// ```
+/// use at5::position::soft_bucket;
+/// assert_eq!(soft_bucket(0, 0.3, 0.3), 0.0);
+/// assert_eq!(soft_bucket(1_000_000, 1.0, 1.0), 1.0);
+/// ```
+pub fn soft_bucket(n: i64, alpha: f64, beta: f64) -> f64 {
+    let rate = if n > 0 { alpha } else { beta };
+    if n == 0 {
+        return 0.0;
+    }
+    -(-rate * n.unsigned_abs() as f64).exp_m1()
+}
+
+/// The widths, init and dropout of the per-head MLPs AT5 and AT5-NoB share.
+#[derive(Clone, Copy, Debug)]
+pub struct MlpOptions {
+    pub l1: usize,
+    pub l2: usize,
+    pub init_std: f64,
+    pub dropout: f64,
+}
+
+impl MlpOptions {
+    /// Refuses widths of zero, a negative or non-finite init std, and dropout outside [0, 1).
+    pub fn check(&self, family: &str) -> Result<(), String> {
+        if self.l1 == 0 {
+            return Err(format!("{family}: l1 must be at least 1, got 0"));
+        }
+        if self.l2 == 0 {
+            return Err(format!("{family}: l2 must be at least 1, got 0"));
+        }
+        if !(self.init_std.is_finite() && self.init_std >= 0.0) {
+            return Err(format!(
+                "{family}: init_std must be finite and >= 0, got {}",
+                self.init_std
+            ));
+        }
+        if !(0.0..1.0).contains(&self.dropout) {
+            return Err(format!(
+                "{family}: dropout must be in [0, 1), got {}",
+                self.dropout
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One MLP `1 → l1 → ReLU → dropout → l2 → ReLU → 1` per head, the heads batched as the
+/// leading axis of every weight: `H·(l1 + l1 + l1·l2 + l2 + l2 + 1)` parameters.
+struct HeadMlp {
+    /// `[H, 1, l1]`, `[H, 1, l1]`, `[H, l1, l2]`, `[H, 1, l2]`, `[H, l2, 1]`, `[H, 1, 1]`.
+    ids: [ParamId; 6],
+}
+
+impl HeadMlp {
+    /// Weights truncated N(0, std²), biases the constant std, as the original AT5 code.
+    fn new<F: Float>(
+        heads: usize,
+        o: &MlpOptions,
+        store: &mut ParamStore<F>,
+        prefix: &str,
+        rng: &mut StdRng,
+    ) -> HeadMlp {
+        let (h, l1, l2, s) = (heads, o.l1, o.l2, o.init_std);
+        let shapes: [(&str, [usize; 3], bool); 6] = [
+            ("w1", [h, 1, l1], true),
+            ("b1", [h, 1, l1], false),
+            ("w2", [h, l1, l2], true),
+            ("b2", [h, 1, l2], false),
+            ("w3", [h, l2, 1], true),
+            ("b3", [h, 1, 1], false),
+        ];
+        let ids = shapes.map(|(name, shape, weight)| {
+            let init = if weight {
+                Tensor::truncated_normal_from(&shape, s, rng)
+            } else {
+                Tensor::full(&shape, F::from_f64(s))
+            };
+            store.add(&format!("{prefix}.{name}"), init)
+        });
+        HeadMlp { ids }
+    }
+
+    /// `x [H, m, 1] -> [H, m, 1]`.
+    fn forward<F: Float>(
+        &self,
+        tape: &mut Tape<F>,
+        params: &Bound,
+        x: Var,
+        dropout: f64,
+        seed: u64,
+    ) -> Var {
+        let [w1, b1, w2, b2, w3, b3] = self.ids.map(|id| params.var(id));
+        let h = tape.matmul(x, w1);
+        let h = tape.add(h, b1);
+        let h = tape.relu(h);
+        let h = tape.dropout(h, dropout, seed);
+        let h = tape.matmul(h, w2);
+        let h = tape.add(h, b2);
+        let h = tape.relu(h);
+        let h = tape.matmul(h, w3);
+        tape.add(h, b3)
+    }
+}
+
+/// The MLPs of both directions (`{prefix}.neg.*` for `n <= 0`, `{prefix}.pos.*` for `n > 0`)
+/// that turn a per-offset input in [0, 1] into the bias; AT5 feeds them its soft bucket, AT5-NoB
+/// a free table, so the two differ in the bucketization alone.
+pub(super) struct BucketMlp {
+    neg: HeadMlp,
+    pos: HeadMlp,
+    dropout: f64,
+}
+
+/// Independent dropout streams per direction from one seed (splitmix64 of the stream index).
+fn stream(seed: u64, k: u64) -> u64 {
+    let mut z = seed ^ k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl BucketMlp {
+    pub(super) fn new<F: Float>(
+        heads: usize,
+        o: &MlpOptions,
+        store: &mut ParamStore<F>,
+        prefix: &str,
+        rng: &mut StdRng,
+    ) -> BucketMlp {
+        let neg = HeadMlp::new(heads, o, store, &format!("{prefix}.neg"), rng);
+        let pos = HeadMlp::new(heads, o, store, &format!("{prefix}.pos"), rng);
+        BucketMlp {
+            neg,
+            pos,
+            dropout: o.dropout,
+        }
+    }
+
+    pub(super) fn param_ids(&self) -> Vec<ParamId> {
+        self.neg.ids.iter().chain(&self.pos.ids).copied().collect()
+    }
+
+    /// `input [lq + lk - 1, H]`, one row per offset of [`super::offsets`], to the grid
+    /// `[H, lq, lk]`. The first `lq` rows are the offsets `n <= 0`, the rest `n > 0`. The MLP
+    /// runs once per offset, so a dropout mask is shared by all cells of one offset.
+    pub(super) fn grid<F: Float>(
+        &self,
+        tape: &mut Tape<F>,
+        params: &Bound,
+        input: Var,
+        lq: usize,
+        lk: usize,
+        seed: u64,
+    ) -> Var {
+        let heads = tape.shape(input)[1];
+        let run = |tape: &mut Tape<F>, mlp: &HeadMlp, start: usize, end: usize, k: u64| {
+            let x = tape.slice(input, 0, start, end);
+            let x = tape.permute(x, &[1, 0]);
+            let x = tape.reshape(x, &[heads, end - start, 1]);
+            let y = mlp.forward(tape, params, x, self.dropout, stream(seed, k));
+            tape.reshape(y, &[heads, end - start])
+        };
+        let mut parts = vec![run(tape, &self.neg, 0, lq, 0)];
+        if lk > 1 {
+            parts.push(run(tape, &self.pos, lq, lq + lk - 1, 1));
+        }
+        let by_head = tape.concat(&parts, 1);
+        let per_offset = tape.permute(by_head, &[1, 0]);
+        gather_offsets(tape, per_offset, lq, lk)
+    }
+}
+
+/// The AT5 bias: slopes `{prefix}.a`, `{prefix}.c` `[H]` and the two directions' MLPs,
+/// `2H + 2·H·(l1 + l1 + l1·l2 + l2 + l2 + 1)` parameters in all.
+pub struct At5 {
+    /// The training length `L` the slopes are divided by; fixed at build.
+    max_len: usize,
+    a: ParamId,
+    c: ParamId,
+    mlp: BucketMlp,
+}
+
+impl At5 {
+    /// Registers `{prefix}.a` and `{prefix}.c` ~ U(slope_min, slope_max), then the MLPs.
+    pub fn new<F: Float>(
+        (slope_min, slope_max): (f64, f64),
+        mlp: &MlpOptions,
+        heads: usize,
+        max_len: usize,
+        store: &mut ParamStore<F>,
+        prefix: &str,
+        rng: &mut StdRng,
+    ) -> Result<At5, String> {
+        if !(slope_min.is_finite() && slope_max.is_finite()) {
+            return Err(format!(
+                "at5: slope_min and slope_max must be finite, got {slope_min} and {slope_max}"
+            ));
+        }
+        if slope_min > slope_max {
+            return Err(format!(
+                "at5: slope_min ({slope_min}) must not exceed slope_max ({slope_max})"
+            ));
+        }
+        mlp.check("at5")?;
+        let slopes = |rng: &mut StdRng| {
+            if slope_min == slope_max {
+                Tensor::full(&[heads], F::from_f64(slope_min))
+            } else {
+                Tensor::uniform_from(&[heads], slope_min, slope_max, rng)
+            }
+        };
+        let a = store.add(&format!("{prefix}.a"), slopes(rng));
+        let c = store.add(&format!("{prefix}.c"), slopes(rng));
+        let mlp = BucketMlp::new(heads, mlp, store, prefix, rng);
+        Ok(At5 { max_len, a, c, mlp })
+    }
+
+    /// The soft bucket of every offset of [`super::offsets`] as `[lq + lk - 1, H]`: the rows
+    /// `n <= 0` use `beta = relu(c)/L`, the rows `n > 0` `alpha = relu(a)/L`. The exponent is
+    /// `-rate·|n| <= 0`, so `exp` never overflows.
+    pub fn soft_buckets<F: Float>(
+        &self,
+        tape: &mut Tape<F>,
+        params: &Bound,
+        lq: usize,
+        lk: usize,
+    ) -> Var {
+        let inv_l = 1.0 / self.max_len as f64;
+        let rate = |tape: &mut Tape<F>, id: ParamId| {
+            let r = tape.relu(params.var(id));
+            tape.scale(r, inv_l)
+        };
+        let (alpha, beta) = (rate(tape, self.a), rate(tape, self.c));
+        let abs_n = abs_offsets(tape, lq, lk);
+        let side = |tape: &mut Tape<F>, rate: Var, start: usize, end: usize| {
+            let n = tape.slice(abs_n, 0, start, end);
+            let x = tape.mul(n, rate);
+            let x = tape.neg(x);
+            let e = tape.exp(x);
+            let e = tape.neg(e);
+            tape.add_scalar(e, 1.0)
+        };
+        let mut parts = vec![side(tape, beta, 0, lq)];
+        if lk > 1 {
+            parts.push(side(tape, alpha, lq, lq + lk - 1));
+        }
+        tape.concat(&parts, 0)
+    }
+}
+
+impl<F: Float> PositionBias<F> for At5 {
+    fn family(&self) -> &'static str {
+        "at5"
+    }
+    fn grid(
+        &self,
+        tape: &mut Tape<F>,
+        params: &Bound,
+        lq: usize,
+        lk: usize,
+        seed: u64,
+    ) -> Option<Var> {
+        let f = self.soft_buckets(tape, params, lq, lk);
+        Some(self.mlp.grid(tape, params, f, lq, lk, seed))
+    }
+    fn slopes(&self, params: &ParamStore<F>) -> Option<(Vec<f64>, Vec<f64>)> {
+        let rate = |id| {
+            let t: &Tensor<F> = params.get(id);
+            t.data
+                .iter()
+                .map(|v| v.to_f64().max(0.0) / self.max_len as f64)
+                .collect()
+        };
+        Some((rate(self.a), rate(self.c)))
+    }
+    fn param_ids(&self) -> Vec<ParamId> {
+        let mut ids = vec![self.a, self.c];
+        ids.extend(self.mlp.param_ids());
+        ids
+    }
+}

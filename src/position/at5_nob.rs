@@ -1,0 +1,63 @@
+//! `at5-nob`: AT5 with its soft bucket replaced by a free table `sigmoid(w_h[n])`.
+//!
+//! The original code's NoB variant also dropped the last MLP layer (and kept dropout on at
+//! evaluation); here the MLP is AT5's own, so the ablation changes the bucketization alone.
+use super::at5::{BucketMlp, MlpOptions};
+use super::{PositionBias, clamped_offset_rows};
+use crate::autodiff::{Tape, Var};
+use crate::float::Float;
+use crate::params::{Bound, ParamId, ParamStore};
+use crate::tensor::Tensor;
+use rand::rngs::StdRng;
+
+/// `{prefix}.w` `[2L - 1, H]` (row `n + L - 1`) and AT5's two MLPs:
+/// `(2L - 1)·H + 2·H·(l1 + l1 + l1·l2 + l2 + l2 + 1)` parameters. Offsets beyond the training
+/// length reuse the edge row, as in `t5-nob`.
+pub struct At5NoB {
+    max_len: usize,
+    w: ParamId,
+    mlp: BucketMlp,
+}
+
+impl At5NoB {
+    /// Registers `{prefix}.w` ~ N(0, 0.1²), then the MLPs as in AT5.
+    pub fn new<F: Float>(
+        mlp: &MlpOptions,
+        heads: usize,
+        max_len: usize,
+        store: &mut ParamStore<F>,
+        prefix: &str,
+        rng: &mut StdRng,
+    ) -> Result<At5NoB, String> {
+        mlp.check("at5-nob")?;
+        let init = Tensor::normal_from(&[2 * max_len - 1, heads], 0.0, 0.1, rng);
+        let w = store.add(&format!("{prefix}.w"), init);
+        let mlp = BucketMlp::new(heads, mlp, store, prefix, rng);
+        Ok(At5NoB { max_len, w, mlp })
+    }
+}
+
+impl<F: Float> PositionBias<F> for At5NoB {
+    fn family(&self) -> &'static str {
+        "at5-nob"
+    }
+    fn grid(
+        &self,
+        tape: &mut Tape<F>,
+        params: &Bound,
+        lq: usize,
+        lk: usize,
+        seed: u64,
+    ) -> Option<Var> {
+        // Clamping keeps each offset's sign, so rows split into directions as in AT5.
+        let rows = clamped_offset_rows(lq, lk, self.max_len);
+        let w = tape.embedding(params.var(self.w), &rows);
+        let f = tape.sigmoid(w);
+        Some(self.mlp.grid(tape, params, f, lq, lk, seed))
+    }
+    fn param_ids(&self) -> Vec<ParamId> {
+        let mut ids = vec![self.w];
+        ids.extend(self.mlp.param_ids());
+        ids
+    }
+}

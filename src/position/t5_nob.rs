@@ -1,0 +1,50 @@
+//! `t5-nob`: T5 without bucketing, one learned scalar per (offset, head).
+use super::{PositionBias, clamped_offset_rows, gather_offsets};
+use crate::autodiff::{Tape, Var};
+use crate::float::Float;
+use crate::params::{Bound, ParamId, ParamStore};
+use crate::tensor::Tensor;
+use rand::rngs::StdRng;
+
+/// A free table `[2·max_len - 1, H]`, row `n + max_len - 1` for offset `n`: `(2L - 1)·H`
+/// parameters. Offsets beyond the training length reuse the edge row.
+pub struct T5NoB {
+    max_len: usize,
+    table: ParamId,
+}
+
+impl T5NoB {
+    /// Registers `{prefix}.table`, initialised N(0, 0.02²) as T5's bucket table.
+    pub fn new<F: Float>(
+        heads: usize,
+        max_len: usize,
+        store: &mut ParamStore<F>,
+        prefix: &str,
+        rng: &mut StdRng,
+    ) -> T5NoB {
+        let init = Tensor::normal_from(&[2 * max_len - 1, heads], 0.0, 0.02, rng);
+        let table = store.add(&format!("{prefix}.table"), init);
+        T5NoB { max_len, table }
+    }
+}
+
+impl<F: Float> PositionBias<F> for T5NoB {
+    fn family(&self) -> &'static str {
+        "t5-nob"
+    }
+    fn grid(
+        &self,
+        tape: &mut Tape<F>,
+        params: &Bound,
+        lq: usize,
+        lk: usize,
+        _: u64,
+    ) -> Option<Var> {
+        let rows = clamped_offset_rows(lq, lk, self.max_len);
+        let per_offset = tape.embedding(params.var(self.table), &rows);
+        Some(gather_offsets(tape, per_offset, lq, lk))
+    }
+    fn param_ids(&self) -> Vec<ParamId> {
+        vec![self.table]
+    }
+}
