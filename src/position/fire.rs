@@ -1,7 +1,7 @@
 //! `fire`: FIRE's learned function of a progressively interpolated distance (Li et al. 2024).
 //!
 //! `b(i, j) = MLP(ψ(j - i) / (ψ(max(L_thr, i)) + 1e-6))`, `ψ(x) = ln(|c·x| + 1)`,
-//! `L_thr = |s·L0|`, as the paper's reference code (which adds the epsilon after the log).
+//! `L_thr = |s·L0|`, as the paper's listing (the epsilon is added after the log).
 use super::{PositionBias, abs_offsets, gather_offsets};
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;

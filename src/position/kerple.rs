@@ -6,7 +6,7 @@ use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
 
-/// The floor both KERPLE parameters are projected onto, as the original code's `eps`.
+/// The floor both KERPLE parameters are projected onto after every update.
 pub const KERPLE_MIN: f64 = 0.01;
 
 /// `{prefix}.r1` ~ U(0, 2) and `{prefix}.r2` ~ U(0, 1), both `[H]`: 2H parameters.
