@@ -11,6 +11,8 @@ use crate::tensor::Tensor;
 pub struct LayerView {
     /// `softmax_j(b_h(j - i))` over the sequence's real keys: where the head looks a priori.
     pub prior: Tensor<f64>,
+    /// `ln prior`, computed as a log-softmax so KL stays finite where the prior underflows.
+    pub log_prior: Tensor<f64>,
     /// `q_i·k_j / sqrt(d_head)`: the log-likelihood up to a per-row constant.
     pub context: Tensor<f64>,
     /// The attention the model used, `softmax_j(context + bias)` over real keys.
@@ -45,8 +47,10 @@ impl<F: Float> Model<F> {
             };
             let logits = tape.add_mask(logits, &mask);
             let prior = tape.softmax(logits);
+            let log_prior = tape.log_softmax(logits);
             views.push(LayerView {
                 prior: tape.value(prior).cast(),
+                log_prior: tape.value(log_prior).cast(),
                 context: tape.value(trace.context).cast(),
                 posterior: tape.value(trace.probs).cast(),
             });
@@ -111,8 +115,13 @@ pub fn mean_kl(view: &LayerView, pad: &[bool]) -> Vec<f64> {
                 for i in (0..l).filter(|&i| !pad[bb * l + i]) {
                     let at = ((bb * h + hh) * l + i) * l;
                     let row = at..at + l;
-                    total +=
-                        kl_divergence(&view.posterior.data[row.clone()], &view.prior.data[row]);
+                    let post = &view.posterior.data[row.clone()];
+                    total += post
+                        .iter()
+                        .zip(&view.log_prior.data[row])
+                        .filter(|(p, _)| **p > 0.0)
+                        .map(|(p, lq)| p * (p.ln() - lq))
+                        .sum::<f64>();
                     n += 1;
                 }
             }
