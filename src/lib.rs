@@ -1,6 +1,7 @@
 //! at5: a from-scratch reverse-mode autodiff engine and a small transformer encoder for studying
 //! scalar relative-position biases in attention (T5, AT5 and their baselines).
 pub mod autodiff;
+pub mod cli;
 pub mod data;
 pub mod float;
 pub mod nn;

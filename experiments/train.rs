@@ -1,0 +1,111 @@
+//! `train`: one training run of one task and bias family, with checkpoints and a JSON record.
+use at5::cli::{RunArgs, init_threads, usage_error};
+use at5::train::{self, Event, Trainer};
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+
+/// Train an encoder with a relative-position bias on one synthetic task.
+#[derive(Parser, Debug)]
+#[command(name = "train", version)]
+struct Cli {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Output directory (default runs/<task>-<bias>-s<seed>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Continue from a checkpoint; the run's config comes from the checkpoint (only --epochs
+    /// may extend it).
+    #[arg(long)]
+    resume: Option<PathBuf>,
+    /// Worker threads (0: all cores).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// No progress bar; one line per epoch.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    init_threads(cli.threads);
+    let trainer = match &cli.resume {
+        Some(path) => {
+            let mut t = Trainer::from_checkpoint(path).unwrap_or_else(|e| usage_error(e));
+            if let Some(e) = cli.run.epochs {
+                t.config.epochs = e;
+            }
+            t
+        }
+        None => {
+            let cfg = cli.run.to_config().unwrap_or_else(|e| usage_error(e));
+            Trainer::new(cfg).unwrap_or_else(|e| usage_error(e))
+        }
+    };
+    let out = cli.out.clone().unwrap_or_else(|| match &cli.resume {
+        Some(p) => p.parent().map(PathBuf::from).unwrap_or_default(),
+        None => cli.run.default_out(),
+    });
+    let (epochs, steps) = (trainer.config.epochs, trainer.steps_per_epoch());
+    let start_epoch = trainer.state.epoch;
+    let bar = if cli.quiet {
+        ProgressBar::hidden()
+    } else {
+        let b = ProgressBar::new(((epochs - start_epoch.min(epochs)) * steps) as u64);
+        b.set_style(
+            ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} steps  {msg}  eta {eta}")
+                .unwrap()
+                .progress_chars("=> "),
+        );
+        b
+    };
+    let quiet = cli.quiet;
+    let res = train::run(trainer, &out, |ev| match ev {
+        Event::Step { epoch, loss, .. } => {
+            bar.set_prefix(format!("epoch {epoch}/{epochs}"));
+            bar.set_message(format!("loss {loss:.4}"));
+            bar.inc(1);
+        }
+        Event::Epoch(e) => {
+            let line = format!(
+                "epoch {}/{epochs}: train loss {:.4}, dev acc {:.4}{}",
+                e.epoch,
+                e.train_loss,
+                e.dev.accuracy,
+                e.test.map_or(String::new(), |t| format!(
+                    ", test acc {:.4} (new best dev)",
+                    t.accuracy
+                ))
+            );
+            if quiet {
+                println!("{line}");
+            } else {
+                bar.println(line);
+            }
+        }
+    });
+    bar.finish_and_clear();
+    match res {
+        Ok(rec) => {
+            let best = rec.best.as_ref();
+            println!(
+                "{}: {} with {} — best dev {:.4} at epoch {}, test {:.4}; {:.1} steps/s; wrote {}",
+                rec.status,
+                rec.task,
+                rec.bias,
+                best.map_or(0.0, |b| b.dev.accuracy),
+                best.map_or(0, |b| b.epoch),
+                best.map_or(0.0, |b| b.test.accuracy),
+                rec.steps_per_second,
+                out.display()
+            );
+        }
+        Err(e) => {
+            eprintln!(
+                "error: {e} (the last good checkpoint is in {})",
+                out.display()
+            );
+            std::process::exit(1);
+        }
+    }
+}
