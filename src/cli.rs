@@ -29,9 +29,9 @@ pub fn init_threads(threads: usize) {
 /// One training run's flags. Unset options take the preset's value for the task.
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {
-    /// Task: reber, process50, adding, lagk.
+    /// Task: reber, process50, adding, lagk (required unless resuming).
     #[arg(long)]
-    pub task: String,
+    pub task: Option<String>,
     /// Sequence length: Adding's T, lag-k's L (and Process-50's length).
     #[arg(long)]
     pub seq_len: Option<usize>,
@@ -103,7 +103,11 @@ pub struct RunArgs {
 impl RunArgs {
     /// The run's config: the preset's protocol for the task, with every given flag applied.
     pub fn to_config(&self) -> Result<TrainConfig, String> {
-        let kind: TaskKind = self.task.parse()?;
+        let task = self
+            .task
+            .as_deref()
+            .ok_or("--task is required (reber, process50, adding, lagk)")?;
+        let kind: TaskKind = task.parse()?;
         let preset = Preset::from_name(&self.preset)?;
         BiasConfig::from_name(&self.bias)?;
         let dial = Dial {
@@ -211,7 +215,9 @@ impl RunArgs {
         };
         PathBuf::from(format!(
             "runs/{}{dial}-{}-s{}",
-            self.task, self.bias, self.seed
+            self.task.as_deref().unwrap_or("run"),
+            self.bias,
+            self.seed
         ))
     }
 }

@@ -179,6 +179,69 @@ fn a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint() {
 }
 
 #[test]
+fn at5_learns_lag_3_recall() {
+    // The label sits 3 slots before the pooled query and tokens are uniform: only a prior
+    // peaked at n = -3 solves it, so this checks the soft bucket and MLP learn that shape.
+    let rec = train::run(
+        Trainer::new(lagk(3, "at5", 13, 32)).unwrap(),
+        &tmp("at5lag"),
+        |_| {},
+    )
+    .unwrap();
+    let best = rec.best.unwrap();
+    assert!(
+        best.dev.accuracy >= 0.95,
+        "dev accuracy {}",
+        best.dev.accuracy
+    );
+}
+
+fn adding(bias: &str, epochs: usize) -> TrainConfig {
+    let mut c = lagk(1, bias, epochs, 32);
+    c.task = TaskSource::Generated {
+        config: TaskConfig::Adding(AddingConfig {
+            seq_len: 20,
+            train: 2000,
+            dev: 500,
+            test: 500,
+            training_nums: 2000,
+        }),
+        seed: 1,
+    };
+    c.model.bias = bias_for(bias, TaskKind::Adding, 20, Dropouts::NONE).unwrap();
+    c.model.dropout = Dropouts::NONE;
+    c
+}
+
+#[test]
+fn t5_and_at5_beat_the_constant_predictor_on_adding_20() {
+    for bias in ["t5", "at5"] {
+        let t = Trainer::new(adding(bias, 9)).unwrap();
+        // The best constant within the tolerance band: the train median of the targets.
+        let mut ys: Vec<f32> = t
+            .data
+            .train
+            .iter()
+            .map(|e| e.label.real().unwrap())
+            .collect();
+        ys.sort_by(f32::total_cmp);
+        let c = ys[ys.len() / 2];
+        let dev = &t.data.dev;
+        let hits = dev
+            .iter()
+            .filter(|e| (e.label.real().unwrap() - c).abs() <= 0.04)
+            .count();
+        let constant = hits as f64 / dev.len() as f64;
+        let rec = train::run(t, &tmp(&format!("add-{bias}")), |_| {}).unwrap();
+        let acc = rec.best.unwrap().dev.accuracy;
+        assert!(
+            acc >= 0.5 && acc >= 2.5 * constant,
+            "{bias}: dev {acc} vs constant {constant}"
+        );
+    }
+}
+
+#[test]
 fn t5_learns_lag_3_recall() {
     let rec = train::run(
         Trainer::new(lagk(3, "t5", 8, 32)).unwrap(),
