@@ -421,6 +421,12 @@ fn pad((lo, hi): (f64, f64)) -> (f64, f64) {
     }
 }
 
+/// Ticks at powers of 2 over a short range (sequence lengths 16..512 get a tick each, where
+/// base 10 would label at most one), powers of 10 over a wide one (learning-rate sweeps).
+fn log_base((lo, hi): (f64, f64)) -> f64 {
+    if hi / lo < 1e3 { 2.0 } else { 10.0 }
+}
+
 /// Draws one line chart (caption, labelled axes, lines with marked points, legend) on `area`.
 #[allow(clippy::too_many_arguments)]
 fn draw_lines<DB: DrawingBackend>(
@@ -443,7 +449,7 @@ fn draw_lines<DB: DrawingBackend>(
     // The two axis kinds are different types, so the drawing is generic over the x coordinate.
     if b.opts.log_x {
         let chart = builder
-            .build_cartesian_2d((b.x.0..b.x.1).log_scale(), y)
+            .build_cartesian_2d((b.x.0..b.x.1).log_scale().base(log_base(b.x)), y)
             .map_err(|e| format!("cannot draw chart: {e}"))?;
         draw_into(chart, x_label, y_label, series, b, fonts, colour_of)
     } else {
@@ -477,6 +483,7 @@ where
         .axis_desc_style((FONT, fonts.desc))
         .label_style((FONT, fonts.desc.saturating_sub(3).max(8)))
         .light_line_style(RGBColor(235, 235, 235))
+        .max_light_lines(2)
         .draw()
         .map_err(|e| de(&e))?;
     let inside = |&(x, y): &(f64, f64)| {
