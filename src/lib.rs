@@ -3,12 +3,14 @@
 pub mod autodiff;
 pub mod cli;
 pub mod data;
+pub mod experiments;
 pub mod float;
 pub mod nn;
 pub mod optim;
 pub mod params;
 pub mod position;
 pub mod report;
+pub mod sweep;
 pub mod tensor;
 pub mod train;
 

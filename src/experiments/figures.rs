@@ -1,0 +1,95 @@
+//! Figures several experiments share: learning curves and learned priors from run results.
+use crate::report::{LineOpts, Series, line_chart, small_multiples};
+use crate::sweep::RunSpec;
+use crate::train::{self, RunRecord, Trainer};
+use std::path::Path;
+
+/// The query whose prior the figures show: the pooled slot (last) or the middle for mean pooling.
+pub fn pooled_query(t: &Trainer) -> usize {
+    let l = t.data.max_len;
+    match t.model.config.pooling {
+        crate::data::Pooling::Last => l - 1,
+        crate::data::Pooling::First => 0,
+        crate::data::Pooling::Mean => l / 2,
+    }
+}
+
+/// Per head, the prior of the pooled query over relative offsets n = j - i, as chart series.
+pub fn prior_series(t: &Trainer) -> Vec<Series> {
+    let l = t.data.max_len;
+    let q = pooled_query(t);
+    t.model
+        .prior_row(&t.store, l, q)
+        .into_iter()
+        .enumerate()
+        .map(|(h, row)| {
+            let pts = row
+                .iter()
+                .enumerate()
+                .map(|(j, &p)| (j as f64 - q as f64, p))
+                .collect();
+            Series::new(format!("head {h}"), pts)
+        })
+        .collect()
+}
+
+/// One panel per family: the learned prior of every head of the given runs' checkpoints.
+pub fn priors_figure(
+    path: &Path,
+    title: &str,
+    root: &Path,
+    specs: &[&RunSpec],
+) -> Result<(), String> {
+    let mut panels = Vec::new();
+    for s in specs {
+        let ck = s.dir(root).join(train::CHECKPOINT);
+        let Ok(t) = Trainer::from_checkpoint(&ck) else {
+            continue;
+        };
+        panels.push((s.bias.clone(), prior_series(&t)));
+    }
+    if panels.is_empty() {
+        return Ok(());
+    }
+    small_multiples(
+        path,
+        title,
+        &panels,
+        "relative offset n = j - i (key minus query position)",
+        "prior probability softmax(b(n))",
+        3,
+    )
+}
+
+/// Dev metric per epoch, one series per record.
+pub fn learning_curves(
+    path: &Path,
+    title: &str,
+    runs: &[(String, &RunRecord)],
+) -> Result<(), String> {
+    let series: Vec<Series> = runs
+        .iter()
+        .map(|(label, r)| {
+            let pts = r
+                .epochs
+                .iter()
+                .map(|e| (e.epoch as f64, 100.0 * e.dev.accuracy))
+                .collect();
+            Series::new(label.clone(), pts)
+        })
+        .collect();
+    if series.is_empty() {
+        return Ok(());
+    }
+    line_chart(
+        path,
+        title,
+        "epoch",
+        "dev accuracy (%)",
+        &series,
+        LineOpts {
+            log_x: false,
+            y_range: Some((0.0, 100.0)),
+        },
+    )
+}

@@ -1,0 +1,266 @@
+//! `reproduce`: the paper's synthetic-task comparison, every bias family on every task.
+use super::figures::{learning_curves, priors_figure};
+use crate::report::{
+    Better, Cell, LineOpts, Series, Table, line_chart, mean_std, write_atomic, write_json,
+};
+use crate::sweep::{Plan, RunSpec};
+use crate::train::{Preset, RunRecord};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The rows: the paper's four synthetic settings, with the `train` flags that make each.
+pub const TASKS: [(&str, &[&str]); 4] = [
+    ("reber", &["--task", "reber"]),
+    ("process50", &["--task", "process50"]),
+    ("adding-100", &["--task", "adding", "--seq-len", "100"]),
+    ("adding-500", &["--task", "adding", "--seq-len", "500"]),
+];
+
+/// The columns: the paper's methods and ablations, then the baselines.
+pub const BIASES: [&str; 9] = [
+    "none",
+    "t5",
+    "t5-nob",
+    "at5",
+    "at5-nob",
+    "alibi",
+    "kerple-log",
+    "fire",
+    "sinusoidal",
+];
+
+/// Extra flags of the quick preset per task: smaller models where the length makes runs slow.
+fn quick_flags(group: &str) -> Vec<String> {
+    let f: &[&str] = match group {
+        "adding-500" => &["--d-model", "32", "--heads", "4", "--epochs", "8"],
+        "adding-100" => &["--d-model", "32", "--heads", "4"],
+        _ => &[],
+    };
+    f.iter().map(|s| s.to_string()).collect()
+}
+
+pub fn plan(preset: Preset, seeds: u64, biases: &[String]) -> Plan {
+    let mut specs = Vec::new();
+    for (group, flags) in TASKS {
+        for bias in biases {
+            for seed in 1..=seeds {
+                let mut extra = vec!["--preset".to_string(), preset.name().to_string()];
+                if preset == Preset::Quick {
+                    extra.extend(quick_flags(group));
+                }
+                specs.push(RunSpec::new(group, bias, seed, flags, &extra));
+            }
+        }
+    }
+    Plan {
+        experiment: "reproduce".into(),
+        preset: preset.name().into(),
+        specs,
+    }
+}
+
+/// Test metric (%) at the best-dev epoch of each finished run of (group, bias).
+fn cell<'a>(plan: &'a Plan, recs: &'a [Option<RunRecord>], group: &str, bias: &str) -> Vec<f64> {
+    plan.specs
+        .iter()
+        .zip(recs)
+        .filter(|(s, _)| s.group == group && s.bias == bias)
+        .filter_map(|(_, r)| r.as_ref()?.best.as_ref().map(|b| 100.0 * b.test.accuracy))
+        .collect()
+}
+
+/// Writes table.md, results.json, figures/*.svg and README.md under `root`.
+pub fn report(
+    root: &Path,
+    plan: &Plan,
+    recs: &[Option<RunRecord>],
+    wall_seconds: f64,
+) -> Result<String, String> {
+    let biases: Vec<&str> = BIASES
+        .iter()
+        .copied()
+        .filter(|b| plan.specs.iter().any(|s| s.bias == *b))
+        .collect();
+    let mut table = Table::new("task", biases.iter().copied(), 1)
+        .bold_best(Better::Higher)
+        .extra_column("Bayes ceiling");
+    let mut summary = Vec::new();
+    for (group, _) in TASKS {
+        if !plan.specs.iter().any(|s| s.group == group) {
+            continue;
+        }
+        let cells: Vec<Cell> = biases
+            .iter()
+            .map(|b| {
+                let xs = cell(plan, recs, group, b);
+                if xs.is_empty() {
+                    Cell::Missing
+                } else {
+                    let (m, s) = mean_std(&xs);
+                    Cell::Stat(m, s)
+                }
+            })
+            .collect();
+        let bayes = plan
+            .specs
+            .iter()
+            .zip(recs)
+            .filter(|(s, _)| s.group == group)
+            .find_map(|(_, r)| r.as_ref()?.task_stats.bayes_accuracy)
+            .map_or("—".to_string(), |b| format!("{:.1}", 100.0 * b));
+        for (b, c) in biases.iter().zip(&cells) {
+            if let Cell::Stat(m, s) = c {
+                summary.push((group, *b, *m, *s));
+            }
+        }
+        table.row_with_extras(group, cells, [bayes]);
+    }
+    let md = table.to_markdown();
+    let figdir = root.join("figures");
+    write_atomic(&root.join("table.md"), md.as_bytes())?;
+    let json: Vec<&RunRecord> = recs.iter().flatten().collect();
+    write_json(&root.join("results.json"), &json)?;
+
+    // Learning curves of seed 1, one figure per task; priors of the learned families.
+    for (group, _) in TASKS {
+        let runs: Vec<(String, &RunRecord)> = plan
+            .specs
+            .iter()
+            .zip(recs)
+            .filter(|(s, _)| s.group == group && s.seed == 1)
+            .filter_map(|(s, r)| Some((s.bias.clone(), r.as_ref()?)))
+            .collect();
+        learning_curves(
+            &figdir.join(format!("curves-{group}.svg")),
+            &format!("{group}: dev accuracy during training (seed 1)"),
+            &runs,
+        )?;
+        let learned: Vec<&RunSpec> = plan
+            .specs
+            .iter()
+            .filter(|s| s.group == group && s.seed == 1)
+            .filter(|s| {
+                [
+                    "t5",
+                    "t5-nob",
+                    "at5",
+                    "at5-nob",
+                    "alibi",
+                    "kerple-log",
+                    "fire",
+                ]
+                .contains(&s.bias.as_str())
+            })
+            .collect();
+        priors_figure(
+            &figdir.join(format!("priors-{group}.svg")),
+            &format!("{group}: prior of the pooled query per head after training (seed 1)"),
+            root,
+            &learned,
+        )?;
+    }
+    // AT5's saturation distances over training, one line per (task, head), n ≤ 0 side.
+    let mut sat = Vec::new();
+    for (s, r) in plan.specs.iter().zip(recs) {
+        let Some(r) = r else { continue };
+        if s.bias != "at5" || s.seed != 1 {
+            continue;
+        }
+        let heads = r
+            .epochs
+            .first()
+            .and_then(|e| e.beta.as_ref())
+            .map_or(0, Vec::len);
+        for h in 0..heads {
+            let pts = r
+                .epochs
+                .iter()
+                .filter_map(|e| Some((e.epoch as f64, 1.0 / e.beta.as_ref()?[h].max(1e-9))))
+                .collect();
+            sat.push(Series::new(format!("{} head {h}", s.group), pts));
+        }
+    }
+    if !sat.is_empty() {
+        line_chart(
+            &figdir.join("at5-saturation.svg"),
+            "AT5: saturation distance 1/beta_h of the backward (n ≤ 0) soft bucket",
+            "epoch",
+            "1/beta_h (positions)",
+            &sat,
+            LineOpts::default(),
+        )?;
+    }
+    let readme = readme(plan, &md, &summary, wall_seconds, recs);
+    write_atomic(&root.join("README.md"), readme.as_bytes())?;
+    Ok(md)
+}
+
+fn readme(
+    plan: &Plan,
+    md: &str,
+    summary: &[(&str, &str, f64, f64)],
+    wall: f64,
+    recs: &[Option<RunRecord>],
+) -> String {
+    let done = recs.iter().flatten().count();
+    let seeds = plan.specs.iter().map(|s| s.seed).max().unwrap_or(0);
+    let mut r = String::new();
+    let _ = writeln!(r, "# `reproduce` — preset `{}`\n", plan.preset);
+    let _ = writeln!(
+        r,
+        "Produced by `cargo run --release -- --preset {} --seeds {seeds}`: {} of {} runs finished \
+         ({} tasks × {} bias families × {seeds} seeds); this invocation took {:.1} minutes of \
+         wall time (runs finished earlier are reused, not re-timed).\n",
+        plan.preset,
+        done,
+        plan.specs.len(),
+        TASKS
+            .iter()
+            .filter(|(g, _)| plan.specs.iter().any(|s| s.group == *g))
+            .count(),
+        plan.specs
+            .iter()
+            .map(|s| &s.bias)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        wall / 60.0
+    );
+    let _ = writeln!(
+        r,
+        "Each cell: test accuracy (%) at the epoch of best dev accuracy, mean ± std over seeds \
+         (adding: fraction of predictions within 0.04 of the target). Best per row in bold.\n"
+    );
+    r.push_str(md);
+    let _ = writeln!(r, "\n## What it shows\n");
+    for (group, _) in TASKS {
+        let mut row: Vec<_> = summary.iter().filter(|s| s.0 == group).collect();
+        if row.is_empty() {
+            continue;
+        }
+        row.sort_by(|a, b| b.2.total_cmp(&a.2));
+        let get = |b: &str| row.iter().find(|s| s.1 == b).map(|s| s.2);
+        let mut line = format!("- **{group}**: best {} ({:.1}%)", row[0].1, row[0].2);
+        if let (Some(a), Some(t)) = (get("at5"), get("t5")) {
+            let _ = write!(
+                line,
+                "; AT5 {:.1}% vs T5 {:.1}% ({:+.1} points)",
+                a,
+                t,
+                a - t
+            );
+        }
+        if let Some(n) = get("none") {
+            let _ = write!(line, "; no position information {:.1}%", n);
+        }
+        line.push('.');
+        let _ = writeln!(r, "{line}");
+    }
+    let _ = writeln!(
+        r,
+        "\nFigures in `figures/`: `curves-<task>.svg` (dev accuracy per epoch, seed 1), \
+         `priors-<task>.svg` (the learned prior of the pooled query per head, seed 1), \
+         `at5-saturation.svg` (AT5's 1/beta_h over training). Per-run records and checkpoints are \
+         in `runs/<task>-<bias>-s<seed>/`; `results.json` holds every record."
+    );
+    r
+}

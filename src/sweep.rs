@@ -1,0 +1,185 @@
+//! Many runs that scale and survive: one result directory per run, written atomically, skipped
+//! when a valid result exists; N at once locally, or emitted as commands for a cluster.
+use crate::cli::RunArgs;
+use crate::report::{read_json, write_atomic, write_json};
+use crate::train::{self, Event, RECORD, RunRecord, Trainer};
+use clap::Parser;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// One run of a sweep: a file-safe id, how to label it, and the `train` flags that define it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    pub id: String,
+    /// The row it belongs to (e.g. `adding-100`) and its column (the bias family).
+    pub group: String,
+    pub bias: String,
+    pub seed: u64,
+    pub flags: Vec<String>,
+}
+
+/// Parses `train`-style flags, so an in-process run and an emitted command are the same run.
+#[derive(Parser, Debug)]
+#[command(name = "train")]
+struct Flags {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+impl RunSpec {
+    pub fn new(group: &str, bias: &str, seed: u64, task_flags: &[&str], extra: &[String]) -> Self {
+        let mut flags: Vec<String> = task_flags.iter().map(|s| s.to_string()).collect();
+        flags.extend([
+            "--bias".into(),
+            bias.into(),
+            "--seed".into(),
+            seed.to_string(),
+        ]);
+        flags.extend(extra.iter().cloned());
+        RunSpec {
+            id: format!("{group}-{bias}-s{seed}"),
+            group: group.into(),
+            bias: bias.into(),
+            seed,
+            flags,
+        }
+    }
+    pub fn args(&self) -> Result<RunArgs, String> {
+        let argv = std::iter::once("train".to_string()).chain(self.flags.iter().cloned());
+        Flags::try_parse_from(argv)
+            .map(|f| f.run)
+            .map_err(|e| format!("run {}: {}", self.id, e.to_string().trim()))
+    }
+    pub fn dir(&self, root: &Path) -> PathBuf {
+        root.join("runs").join(&self.id)
+    }
+}
+
+/// The written plan of a sweep, so `merge` knows what belongs to it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Plan {
+    pub experiment: String,
+    pub preset: String,
+    pub specs: Vec<RunSpec>,
+}
+
+pub const PLAN: &str = "plan.json";
+
+/// A run's finished record, if its directory holds a valid completed one.
+pub fn finished(root: &Path, spec: &RunSpec) -> Option<RunRecord> {
+    let rec: RunRecord = read_json(&spec.dir(root).join(RECORD)).ok()?;
+    (rec.status == "completed" || rec.status.starts_with("stopped early")).then_some(rec)
+}
+
+/// Checks every spec's flags up front, so a typo fails before hours of runs, not after.
+pub fn validate(specs: &[RunSpec]) -> Result<(), String> {
+    for s in specs {
+        s.args()?.to_config()?;
+    }
+    Ok(())
+}
+
+/// One line per run for GNU parallel or a Slurm array: each runs `train` into the run's dir.
+pub fn emit_jobs(specs: &[RunSpec], root: &Path, file: &Path) -> Result<(), String> {
+    let mut text = String::new();
+    for s in specs {
+        let mut line = String::from("cargo run --release --quiet --bin train --");
+        for f in &s.flags {
+            line.push(' ');
+            line.push_str(&shell_quote(f));
+        }
+        let out = s.dir(root);
+        line.push_str(&format!(
+            " --out {} --quiet --threads 1\n",
+            shell_quote(&out.to_string_lossy())
+        ));
+        text.push_str(&line);
+    }
+    write_atomic(file, text.as_bytes())
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./=:".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// What the runner reports as runs progress.
+pub enum SweepEvent<'a> {
+    Skipped(&'a RunSpec),
+    Started(&'a RunSpec, usize),
+    Step(&'a RunSpec, usize, usize),
+    Finished(&'a RunSpec, &'a Result<RunRecord, String>),
+}
+
+/// Runs every spec without a finished result, `jobs` at a time, and returns every record
+/// (finished earlier or now) in spec order. A failed run is reported and left out.
+pub fn run_all(
+    specs: &[RunSpec],
+    root: &Path,
+    jobs: usize,
+    on_event: &(dyn Fn(SweepEvent) + Sync),
+) -> Result<Vec<Option<RunRecord>>, String> {
+    validate(specs)?;
+    std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let results: Vec<Mutex<Option<RunRecord>>> = specs.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            let Some(spec) = specs.get(i) else { break };
+            if let Some(r) = finished(root, spec) {
+                on_event(SweepEvent::Skipped(spec));
+                *results[i].lock().unwrap() = Some(r);
+                continue;
+            }
+            let res = spec
+                .args()
+                .and_then(|a| a.to_config())
+                .and_then(|cfg| resume_or_start(&spec.dir(root), cfg))
+                .and_then(|t| {
+                    let total = t.config.epochs.saturating_sub(t.state.epoch) * t.steps_per_epoch();
+                    on_event(SweepEvent::Started(spec, total));
+                    let mut done = 0;
+                    train::run(t, &spec.dir(root), |ev| {
+                        if let Event::Step { .. } = ev {
+                            done += 1;
+                            on_event(SweepEvent::Step(spec, done, total));
+                        }
+                    })
+                });
+            on_event(SweepEvent::Finished(spec, &res));
+            if let Ok(r) = res {
+                *results[i].lock().unwrap() = Some(r);
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(work);
+        }
+    });
+    Ok(results
+        .into_iter()
+        .map(|m| m.into_inner().unwrap())
+        .collect())
+}
+
+/// An interrupted run continues from its checkpoint when that checkpoint is of the same config.
+fn resume_or_start(dir: &Path, cfg: crate::train::TrainConfig) -> Result<Trainer, String> {
+    match Trainer::from_checkpoint(&dir.join(train::CHECKPOINT)) {
+        Ok(t) if t.config == cfg => Ok(t),
+        _ => Trainer::new(cfg),
+    }
+}
+
+/// Writes the plan beside the runs.
+pub fn write_plan(root: &Path, plan: &Plan) -> Result<(), String> {
+    write_json(&root.join(PLAN), plan)
+}
