@@ -1,6 +1,6 @@
 //! `merge`: build an experiment's tables and figures from the result files of its runs.
 use at5::cli::usage_error;
-use at5::experiments::reproduce;
+use at5::experiments::{range, reproduce};
 use at5::report::read_json;
 use at5::sweep::{self, PLAN, Plan};
 use clap::Parser;
@@ -25,6 +25,7 @@ fn main() {
     let missing = recs.iter().filter(|r| r.is_none()).count();
     let res = match plan.experiment.as_str() {
         "reproduce" => reproduce::report(&cli.root, &plan, &recs, 0.0),
+        "sweep" => range::report(&cli.root, &plan, &recs),
         other => usage_error(format!(
             "{}: unknown experiment `{other}`",
             cli.root.join(PLAN).display()

@@ -1,13 +1,10 @@
 //! `reproduce` (the default binary): the paper's synthetic-task table, every bias on every task.
 use at5::cli::{init_threads, usage_error};
 use at5::experiments::reproduce;
-use at5::sweep::{self, SweepEvent};
+use at5::sweep;
 use at5::train::Preset;
 use clap::Parser;
-use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// Reproduce the paper's comparison of position biases on its synthetic tasks.
@@ -69,77 +66,12 @@ fn main() {
     sweep::validate(&plan.specs).unwrap_or_else(|e| usage_error(e));
     sweep::write_plan(&root, &plan).unwrap_or_else(|e| usage_error(e));
     if let Some(file) = &cli.emit_jobs {
-        let todo: Vec<_> = plan
-            .specs
-            .iter()
-            .filter(|s| sweep::finished(&root, s).is_none())
-            .cloned()
-            .collect();
-        sweep::emit_jobs(&todo, &root, file).unwrap_or_else(|e| usage_error(e));
-        println!(
-            "wrote {} commands to {}; afterwards run `cargo run --release --bin merge -- {}`",
-            todo.len(),
-            file.display(),
-            root.display()
-        );
+        sweep::emit_unfinished(&plan, &root, file).unwrap_or_else(|e| usage_error(e));
         return;
     }
     let start = Instant::now();
-    let multi = if cli.quiet {
-        MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::hidden())
-    } else {
-        MultiProgress::new()
-    };
-    let overall = multi.add(ProgressBar::new(plan.specs.len() as u64));
-    overall.set_style(
-        ProgressStyle::with_template(
-            "all runs [{bar:30}] {pos}/{len}  elapsed {elapsed}  eta {eta}",
-        )
-        .unwrap()
-        .progress_chars("=> "),
-    );
-    let bars: Mutex<HashMap<String, ProgressBar>> = Mutex::new(HashMap::new());
-    let style = ProgressStyle::with_template("{prefix:>28} [{bar:30}] {pos}/{len} steps")
-        .unwrap()
-        .progress_chars("=> ");
-    let quiet = cli.quiet;
-    let on_event = |ev: SweepEvent| match ev {
-        SweepEvent::Skipped(_) => overall.inc(1),
-        SweepEvent::Started(s, total) => {
-            let b = multi.add(ProgressBar::new(total as u64));
-            b.set_style(style.clone());
-            b.set_prefix(s.id.clone());
-            bars.lock().unwrap().insert(s.id.clone(), b);
-        }
-        SweepEvent::Step(s, done, _) => {
-            if let Some(b) = bars.lock().unwrap().get(&s.id) {
-                b.set_position(done as u64);
-            }
-        }
-        SweepEvent::Finished(s, res) => {
-            if let Some(b) = bars.lock().unwrap().remove(&s.id) {
-                b.finish_and_clear();
-                multi.remove(&b);
-            }
-            overall.inc(1);
-            let line = match res {
-                Ok(r) => format!(
-                    "{}: test {:.1}%",
-                    s.id,
-                    100.0 * r.best.as_ref().map_or(0.0, |b| b.test.accuracy)
-                ),
-                Err(e) => format!("{}: failed: {e}", s.id),
-            };
-            if quiet {
-                println!("{line}")
-            } else {
-                overall.println(line)
-            }
-        }
-    };
-    let recs =
-        sweep::run_all(&plan.specs, &root, cli.jobs, &on_event).unwrap_or_else(|e| usage_error(e));
-    overall.finish_and_clear();
+    let recs = sweep::run_with_progress(&plan, &root, cli.jobs, cli.quiet)
+        .unwrap_or_else(|e| usage_error(e));
     match reproduce::report(&root, &plan, &recs, start.elapsed().as_secs_f64()) {
         Ok(md) => println!(
             "{md}\nwrote {}/README.md, table.md, results.json, figures/",

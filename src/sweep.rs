@@ -183,3 +183,88 @@ fn resume_or_start(dir: &Path, cfg: crate::train::TrainConfig) -> Result<Trainer
 pub fn write_plan(root: &Path, plan: &Plan) -> Result<(), String> {
     write_json(&root.join(PLAN), plan)
 }
+
+/// `--emit-jobs`: writes the unfinished runs' commands and says how to merge afterwards.
+pub fn emit_unfinished(plan: &Plan, root: &Path, file: &Path) -> Result<(), String> {
+    let todo: Vec<RunSpec> = plan
+        .specs
+        .iter()
+        .filter(|s| finished(root, s).is_none())
+        .cloned()
+        .collect();
+    emit_jobs(&todo, root, file)?;
+    println!(
+        "wrote {} commands to {}; afterwards run `cargo run --release --bin merge -- {}`",
+        todo.len(),
+        file.display(),
+        root.display()
+    );
+    Ok(())
+}
+
+/// [`run_all`] with one overall progress bar and one bar per running run (or, when `quiet`,
+/// one line per finished run).
+pub fn run_with_progress(
+    plan: &Plan,
+    root: &Path,
+    jobs: usize,
+    quiet: bool,
+) -> Result<Vec<Option<RunRecord>>, String> {
+    use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+    use std::collections::HashMap;
+    let multi = if quiet {
+        MultiProgress::with_draw_target(ProgressDrawTarget::hidden())
+    } else {
+        MultiProgress::new()
+    };
+    let overall = multi.add(ProgressBar::new(plan.specs.len() as u64));
+    overall.set_style(
+        ProgressStyle::with_template(
+            "all runs [{bar:30}] {pos}/{len}  elapsed {elapsed}  eta {eta}",
+        )
+        .unwrap()
+        .progress_chars("=> "),
+    );
+    let style = ProgressStyle::with_template("{prefix:>28} [{bar:30}] {pos}/{len} steps")
+        .unwrap()
+        .progress_chars("=> ");
+    let bars: Mutex<HashMap<String, ProgressBar>> = Mutex::new(HashMap::new());
+    let on_event = |ev: SweepEvent| match ev {
+        SweepEvent::Skipped(_) => overall.inc(1),
+        SweepEvent::Started(s, total) => {
+            let b = multi.add(ProgressBar::new(total as u64));
+            b.set_style(style.clone());
+            b.set_prefix(s.id.clone());
+            bars.lock().unwrap().insert(s.id.clone(), b);
+        }
+        SweepEvent::Step(s, done, _) => {
+            if let Some(b) = bars.lock().unwrap().get(&s.id) {
+                b.set_position(done as u64);
+            }
+        }
+        SweepEvent::Finished(s, res) => {
+            if let Some(b) = bars.lock().unwrap().remove(&s.id) {
+                b.finish_and_clear();
+                multi.remove(&b);
+            }
+            overall.inc(1);
+            let line = match res {
+                Ok(r) => format!(
+                    "{}: test {:.1}% ({:.0} s)",
+                    s.id,
+                    100.0 * r.best.as_ref().map_or(0.0, |b| b.test.accuracy),
+                    r.train_seconds
+                ),
+                Err(e) => format!("{}: failed: {e}", s.id),
+            };
+            if quiet {
+                println!("{line}");
+            } else {
+                overall.println(line);
+            }
+        }
+    };
+    let recs = run_all(&plan.specs, root, jobs, &on_event)?;
+    overall.finish_and_clear();
+    Ok(recs)
+}

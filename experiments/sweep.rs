@@ -1,0 +1,107 @@
+//! `sweep`: accuracy and AT5's learned bucketization as the dependency range grows.
+use at5::cli::{init_threads, usage_error};
+use at5::experiments::range::{self, Dial};
+use at5::sweep;
+use at5::train::Preset;
+use clap::Parser;
+use std::path::PathBuf;
+
+/// Sweep the dependency range: Adding-T over T and lag-k over k (at L = 128).
+#[derive(Parser, Debug)]
+#[command(name = "sweep", version)]
+struct Cli {
+    /// adding, lagk, or both.
+    #[arg(long, default_value = "both")]
+    task: String,
+    /// Comma-separated ranges (T for adding, k for lag-k); default the full grid.
+    #[arg(long)]
+    ranges: Option<String>,
+    /// Comma-separated bias families.
+    #[arg(long, default_value = "t5,at5,alibi,fire")]
+    biases: String,
+    #[arg(long, default_value_t = 1)]
+    seeds: u64,
+    #[arg(long, default_value = "quick")]
+    preset: String,
+    /// Extra `train` flags for every run, e.g. "--epochs 10 --d-model 32".
+    #[arg(long, allow_hyphen_values = true)]
+    train_flags: Option<String>,
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    #[arg(long)]
+    emit_jobs: Option<PathBuf>,
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn parse_list(s: &str) -> Result<Vec<usize>, String> {
+    s.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("--ranges: `{x}` is not a number"))
+        })
+        .collect()
+}
+
+fn main() {
+    let cli = Cli::parse();
+    init_threads(cli.threads);
+    let preset = Preset::from_name(&cli.preset).unwrap_or_else(|e| usage_error(e));
+    let given = cli
+        .ranges
+        .as_deref()
+        .map(parse_list)
+        .transpose()
+        .unwrap_or_else(|e| usage_error(e));
+    let dials: Vec<(Dial, Vec<usize>)> = match cli.task.as_str() {
+        "adding" => vec![(Dial::Adding, given.unwrap_or(range::ADDING_T.to_vec()))],
+        "lagk" => vec![(Dial::Lag, given.unwrap_or(range::LAGS.to_vec()))],
+        "both" if given.is_none() => vec![
+            (Dial::Adding, range::ADDING_T.to_vec()),
+            (Dial::Lag, range::LAGS.to_vec()),
+        ],
+        "both" => usage_error("--ranges needs --task adding or --task lagk"),
+        o => usage_error(format!("--task {o}: expected adding, lagk or both")),
+    };
+    if cli.seeds == 0 {
+        usage_error("--seeds must be at least 1");
+    }
+    let biases: Vec<String> = cli
+        .biases
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect();
+    let extra: Vec<String> = cli
+        .train_flags
+        .as_deref()
+        .map(|s| s.split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
+    let root = cli
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("results/sweep-{}", preset.name())));
+    let plan = range::plan(&dials, &biases, cli.seeds, preset, &extra);
+    sweep::validate(&plan.specs).unwrap_or_else(|e| usage_error(e));
+    sweep::write_plan(&root, &plan).unwrap_or_else(|e| usage_error(e));
+    if let Some(file) = &cli.emit_jobs {
+        sweep::emit_unfinished(&plan, &root, file).unwrap_or_else(|e| usage_error(e));
+        return;
+    }
+    let recs = sweep::run_with_progress(&plan, &root, cli.jobs, cli.quiet)
+        .unwrap_or_else(|e| usage_error(e));
+    match range::report(&root, &plan, &recs) {
+        Ok(md) => println!(
+            "{md}\nwrote {}/table.md, results.json, figures/",
+            root.display()
+        ),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! `sweep`: how each bias copes as the dependency range grows (Adding-T over T, lag-k over k),
+//! and whether AT5's learned saturation distances follow the range.
+use super::figures::priors_figure;
+use crate::report::{
+    Better, Cell, LineOpts, Series, Table, line_chart, mean_std, write_atomic, write_json,
+};
+use crate::sweep::{Plan, RunSpec};
+use crate::train::{Preset, RunRecord};
+use std::path::Path;
+
+pub const ADDING_T: [usize; 5] = [25, 50, 100, 200, 500];
+pub const LAGS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
+/// Lag-k's fixed length: long enough for k = 64 with room on both sides.
+pub const LAG_LEN: usize = 128;
+pub const DEFAULT_BIASES: [&str; 4] = ["t5", "at5", "alibi", "fire"];
+
+/// The task family a sweep varies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dial {
+    Adding,
+    Lag,
+}
+
+impl Dial {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dial::Adding => "adding",
+            Dial::Lag => "lagk",
+        }
+    }
+    fn axis(self) -> &'static str {
+        match self {
+            Dial::Adding => "T (sequence length; both marked values lie in the first half)",
+            Dial::Lag => "k (distance from the pooled query to the recalled token)",
+        }
+    }
+}
+
+fn group(dial: Dial, r: usize) -> String {
+    match dial {
+        Dial::Adding => format!("adding-T{r}"),
+        Dial::Lag => format!("lagk-k{r}"),
+    }
+}
+
+pub fn plan(
+    dials: &[(Dial, Vec<usize>)],
+    biases: &[String],
+    seeds: u64,
+    preset: Preset,
+    extra: &[String],
+) -> Plan {
+    let mut specs = Vec::new();
+    for (dial, ranges) in dials {
+        for &r in ranges {
+            let flags: Vec<String> = match dial {
+                Dial::Adding => vec![
+                    "--task".into(),
+                    "adding".into(),
+                    "--seq-len".into(),
+                    r.to_string(),
+                ],
+                Dial::Lag => vec![
+                    "--task".into(),
+                    "lagk".into(),
+                    "--seq-len".into(),
+                    LAG_LEN.to_string(),
+                    "--lag".into(),
+                    r.to_string(),
+                ],
+            };
+            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+            let mut more = vec!["--preset".to_string(), preset.name().to_string()];
+            more.extend(extra.iter().cloned());
+            for b in biases {
+                for seed in 1..=seeds {
+                    specs.push(RunSpec::new(&group(*dial, r), b, seed, &flags, &more));
+                }
+            }
+        }
+    }
+    Plan {
+        experiment: "sweep".into(),
+        preset: preset.name().into(),
+        specs,
+    }
+}
+
+/// The range a group name encodes.
+fn range_of(group: &str) -> Option<(Dial, usize)> {
+    if let Some(t) = group.strip_prefix("adding-T") {
+        return Some((Dial::Adding, t.parse().ok()?));
+    }
+    let k = group.strip_prefix("lagk-k")?;
+    Some((Dial::Lag, k.parse().ok()?))
+}
+
+pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<String, String> {
+    let figdir = root.join("figures");
+    let mut biases: Vec<String> = Vec::new();
+    for s in &plan.specs {
+        if !biases.contains(&s.bias) {
+            biases.push(s.bias.clone());
+        }
+    }
+    let mut md = String::new();
+    for dial in [Dial::Adding, Dial::Lag] {
+        let mut ranges: Vec<usize> = plan
+            .specs
+            .iter()
+            .filter_map(|s| range_of(&s.group))
+            .filter(|(d, _)| *d == dial)
+            .map(|(_, r)| r)
+            .collect();
+        ranges.sort();
+        ranges.dedup();
+        if ranges.is_empty() {
+            continue;
+        }
+        let runs = |bias: &str, r: usize| -> Vec<&RunRecord> {
+            plan.specs
+                .iter()
+                .zip(recs)
+                .filter(|(s, _)| s.bias == bias && s.group == group(dial, r))
+                .filter_map(|(_, rec)| rec.as_ref())
+                .collect()
+        };
+        // Table: rows = range, columns = bias.
+        let mut table =
+            Table::new(dial.name(), biases.iter().map(String::as_str), 1).bold_best(Better::Higher);
+        let mut series = Vec::new();
+        for b in &biases {
+            let mut pts = Vec::new();
+            for &r in &ranges {
+                let xs: Vec<f64> = runs(b, r)
+                    .iter()
+                    .filter_map(|x| x.best.as_ref().map(|b| 100.0 * b.test.accuracy))
+                    .collect();
+                if !xs.is_empty() {
+                    pts.push((r as f64, mean_std(&xs).0));
+                }
+            }
+            if !pts.is_empty() {
+                series.push(Series::new(b.clone(), pts));
+            }
+        }
+        for &r in &ranges {
+            let cells: Vec<Cell> = biases
+                .iter()
+                .map(|b| {
+                    let xs: Vec<f64> = runs(b, r)
+                        .iter()
+                        .filter_map(|x| x.best.as_ref().map(|b| 100.0 * b.test.accuracy))
+                        .collect();
+                    if xs.is_empty() {
+                        Cell::Missing
+                    } else {
+                        let (m, s) = mean_std(&xs);
+                        Cell::Stat(m, s)
+                    }
+                })
+                .collect();
+            table.row(format!("{r}"), cells);
+        }
+        md.push_str(&format!(
+            "\n### {} (test accuracy %, mean ± std over seeds)\n\n",
+            dial.name()
+        ));
+        md.push_str(&table.to_markdown());
+        if !series.is_empty() {
+            line_chart(
+                &figdir.join(format!("{}-accuracy-vs-range.svg", dial.name())),
+                &format!("{}: test accuracy vs dependency range", dial.name()),
+                dial.axis(),
+                "test accuracy (%) at best dev",
+                &series,
+                LineOpts {
+                    log_x: true,
+                    y_range: Some((0.0, 100.0)),
+                },
+            )?;
+        }
+        // AT5's learned saturation distances vs range, per head (seed 1, last epoch).
+        let mut sat = Vec::new();
+        let mut heads = 0;
+        let mut per_head: Vec<(Vec<(f64, f64)>, Vec<(f64, f64)>)> = Vec::new();
+        for &r in &ranges {
+            let Some(rec) = runs("at5", r).into_iter().next() else {
+                continue;
+            };
+            let Some(last) = rec.epochs.last() else {
+                continue;
+            };
+            let (Some(a), Some(b)) = (&last.alpha, &last.beta) else {
+                continue;
+            };
+            heads = heads.max(a.len());
+            per_head.resize(heads, (Vec::new(), Vec::new()));
+            for h in 0..a.len() {
+                per_head[h].0.push((r as f64, 1.0 / a[h].max(1e-9)));
+                per_head[h].1.push((r as f64, 1.0 / b[h].max(1e-9)));
+            }
+        }
+        for (h, (fwd, bwd)) in per_head.into_iter().enumerate() {
+            sat.push(Series::new(format!("head {h}: 1/beta (n ≤ 0)"), bwd));
+            sat.push(Series::new(format!("head {h}: 1/alpha (n > 0)"), fwd));
+        }
+        if !sat.is_empty() {
+            line_chart(
+                &figdir.join(format!("{}-at5-saturation-vs-range.svg", dial.name())),
+                &format!(
+                    "{}: AT5's learned saturation distances vs range (seed 1)",
+                    dial.name()
+                ),
+                dial.axis(),
+                "saturation distance 1/alpha_h, 1/beta_h (positions)",
+                &sat,
+                LineOpts {
+                    log_x: true,
+                    y_range: None,
+                },
+            )?;
+        }
+        // The learned prior of each head at each range, per learned family.
+        for b in biases
+            .iter()
+            .filter(|b| !["none", "sinusoidal"].contains(&b.as_str()))
+        {
+            let specs: Vec<&RunSpec> = plan
+                .specs
+                .iter()
+                .filter(|s| {
+                    s.bias == *b
+                        && s.seed == 1
+                        && range_of(&s.group).is_some_and(|(d, _)| d == dial)
+                })
+                .collect();
+            let relabelled: Vec<RunSpec> = specs
+                .iter()
+                .map(|s| RunSpec {
+                    bias: s.group.clone(),
+                    ..(*s).clone()
+                })
+                .collect();
+            let refs: Vec<&RunSpec> = relabelled.iter().collect();
+            priors_figure(
+                &figdir.join(format!("{}-priors-{b}.svg", dial.name())),
+                &format!(
+                    "{}: learned prior of the pooled query per head, {b} (seed 1)",
+                    dial.name()
+                ),
+                root,
+                &refs,
+            )?;
+        }
+    }
+    write_atomic(&root.join("table.md"), md.as_bytes())?;
+    let all: Vec<&RunRecord> = recs.iter().flatten().collect();
+    write_json(&root.join("results.json"), &all)?;
+    Ok(md)
+}
