@@ -1,15 +1,15 @@
 //! `sweep`: accuracy and AT5's learned bucketization as the dependency range grows.
-use at5::cli::{init_threads, usage_error};
+use at5::cli::usage_error;
 use at5::experiments::range::{self, Dial};
-use at5::sweep;
-use at5::train::Preset;
+use at5::sweep::{self, SweepArgs};
 use clap::Parser;
-use std::path::PathBuf;
 
 /// Sweep the dependency range: Adding-T over T and lag-k over k (at L = 128).
 #[derive(Parser, Debug)]
 #[command(name = "sweep", version)]
 struct Cli {
+    #[command(flatten)]
+    sweep: SweepArgs,
     /// adding, lagk, or both.
     #[arg(long, default_value = "both")]
     task: String,
@@ -21,21 +21,9 @@ struct Cli {
     biases: String,
     #[arg(long, default_value_t = 1)]
     seeds: u64,
-    #[arg(long, default_value = "quick")]
-    preset: String,
     /// Extra `train` flags for every run, e.g. "--epochs 10 --d-model 32".
     #[arg(long, allow_hyphen_values = true)]
     train_flags: Option<String>,
-    #[arg(long)]
-    out: Option<PathBuf>,
-    #[arg(long, default_value_t = 1)]
-    jobs: usize,
-    #[arg(long)]
-    emit_jobs: Option<PathBuf>,
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
-    #[arg(long)]
-    quiet: bool,
 }
 
 fn parse_list(s: &str) -> Result<Vec<usize>, String> {
@@ -50,8 +38,7 @@ fn parse_list(s: &str) -> Result<Vec<usize>, String> {
 
 fn main() {
     let cli = Cli::parse();
-    init_threads(cli.threads);
-    let preset = Preset::from_name(&cli.preset).unwrap_or_else(|e| usage_error(e));
+    let preset = cli.sweep.preset();
     let given = cli
         .ranges
         .as_deref()
@@ -71,37 +58,14 @@ fn main() {
     if cli.seeds == 0 {
         usage_error("--seeds must be at least 1");
     }
-    let biases: Vec<String> = cli
-        .biases
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .collect();
+    let biases = at5::cli::family_list(Some(&cli.biases), &at5::position::FAMILIES);
     let extra: Vec<String> = cli
         .train_flags
         .as_deref()
         .map(|s| s.split_whitespace().map(String::from).collect())
         .unwrap_or_default();
-    let root = cli
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("results/sweep-{}", preset.name())));
     let plan = range::plan(&dials, &biases, cli.seeds, preset, &extra);
-    sweep::validate(&plan.specs).unwrap_or_else(|e| usage_error(e));
-    sweep::write_plan(&root, &plan).unwrap_or_else(|e| usage_error(e));
-    if let Some(file) = &cli.emit_jobs {
-        sweep::emit_unfinished(&plan, &root, file).unwrap_or_else(|e| usage_error(e));
-        return;
-    }
-    let recs = sweep::run_with_progress(&plan, &root, cli.jobs, cli.quiet)
-        .unwrap_or_else(|e| usage_error(e));
-    match range::report(&root, &plan, &recs) {
-        Ok(md) => println!(
-            "{md}\nwrote {}/table.md, results.json, figures/",
-            root.display()
-        ),
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(1);
-        }
-    }
+    sweep::drive(&plan, &cli.sweep, |root, plan, recs, _| {
+        range::report(root, plan, recs)
+    });
 }

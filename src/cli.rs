@@ -227,3 +227,20 @@ fn set<T>(slot: &mut T, v: Option<T>) {
         *slot = v;
     }
 }
+
+/// A comma-separated family list checked against `allowed` (all of them when `None`).
+pub fn family_list(given: Option<&str>, allowed: &[&str]) -> Vec<String> {
+    let list: Vec<String> = match given {
+        Some(b) => b.split(',').map(|s| s.trim().to_string()).collect(),
+        None => allowed.iter().map(|s| s.to_string()).collect(),
+    };
+    for b in &list {
+        if !allowed.contains(&b.as_str()) {
+            usage_error(format!(
+                "--biases: unknown family `{b}`; expected some of {}",
+                allowed.join(",")
+            ));
+        }
+    }
+    list
+}

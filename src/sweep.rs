@@ -65,7 +65,11 @@ pub struct Plan {
     pub specs: Vec<RunSpec>,
 }
 
-pub const PLAN: &str = "plan.json";
+/// The plan file of an experiment inside its output directory: `plan-<experiment>.json`, so
+/// experiments sharing one directory (and its finished runs) keep their own plans.
+pub fn plan_path(root: &Path, experiment: &str) -> PathBuf {
+    root.join(format!("plan-{experiment}.json"))
+}
 
 /// A run's finished record, if its directory holds a valid completed one.
 pub fn finished(root: &Path, spec: &RunSpec) -> Option<RunRecord> {
@@ -181,7 +185,7 @@ fn resume_or_start(dir: &Path, cfg: crate::train::TrainConfig) -> Result<Trainer
 
 /// Writes the plan beside the runs.
 pub fn write_plan(root: &Path, plan: &Plan) -> Result<(), String> {
-    write_json(&root.join(PLAN), plan)
+    write_json(&plan_path(root, &plan.experiment), plan)
 }
 
 /// `--emit-jobs`: writes the unfinished runs' commands and says how to merge afterwards.
@@ -267,4 +271,89 @@ pub fn run_with_progress(
     let recs = run_all(&plan.specs, root, jobs, &on_event)?;
     overall.finish_and_clear();
     Ok(recs)
+}
+
+/// Flags every multi-run binary shares.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SweepArgs {
+    /// quick (minutes, reduced sizes) or paper (the paper's sizes and epochs).
+    #[arg(long, default_value = "quick")]
+    pub preset: String,
+    /// Output directory (default results/<preset>; finished runs there are reused).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Runs at once.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// Write one `train` command per unfinished run to FILE instead of running them; then
+    /// `merge` builds the tables and figures.
+    #[arg(long)]
+    pub emit_jobs: Option<PathBuf>,
+    /// Worker threads (0: all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// One line per finished run instead of progress bars.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl SweepArgs {
+    pub fn preset(&self) -> crate::train::Preset {
+        crate::train::Preset::from_name(&self.preset).unwrap_or_else(|e| crate::cli::usage_error(e))
+    }
+    pub fn root(&self) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("results/{}", self.preset)))
+    }
+}
+
+/// The body of every multi-run binary: validate, write the plan, then emit the job list or run
+/// what is unfinished and call `report` on all records. Exits 2 on bad input, 1 on a failed
+/// report.
+pub fn drive(
+    plan: &Plan,
+    args: &SweepArgs,
+    report: impl FnOnce(&Path, &Plan, &[Option<RunRecord>], f64) -> Result<String, String>,
+) {
+    use crate::cli::{init_threads, usage_error};
+    init_threads(args.threads);
+    let root = args.root();
+    validate(&plan.specs).unwrap_or_else(|e| usage_error(e));
+    write_plan(&root, plan).unwrap_or_else(|e| usage_error(e));
+    if let Some(file) = &args.emit_jobs {
+        emit_unfinished(plan, &root, file).unwrap_or_else(|e| usage_error(e));
+        return;
+    }
+    let start = std::time::Instant::now();
+    let recs =
+        run_with_progress(plan, &root, args.jobs, args.quiet).unwrap_or_else(|e| usage_error(e));
+    match report(&root, plan, &recs, start.elapsed().as_secs_f64()) {
+        Ok(md) => println!("{md}\nwrote results under {}", root.display()),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// Every plan in an output directory.
+pub fn plans_in(root: &Path) -> Result<Vec<Plan>, String> {
+    let entries = std::fs::read_dir(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("plan-") && n.ends_with(".json"))
+        })
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return Err(format!(
+            "{}: no plan-*.json (nothing was planned here)",
+            root.display()
+        ));
+    }
+    paths.iter().map(|p| read_json(p)).collect()
 }

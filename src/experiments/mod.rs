@@ -1,4 +1,6 @@
 //! The experiments behind the binaries: what each one runs and how it reports.
+pub mod ablate;
+pub mod extrapolate;
 pub mod figures;
 pub mod range;
 pub mod reproduce;

@@ -1,0 +1,27 @@
+//! `ablate`: no-bucket ablations beside their bucketed versions, and the head-prior ablation.
+use at5::cli::usage_error;
+use at5::experiments::ablate;
+use at5::sweep::{self, SweepArgs};
+use clap::Parser;
+
+/// T5 vs T5-NoB and AT5 vs AT5-NoB on the reproduce tasks (sharing reproduce's runs when given
+/// the same output directory), then heads' biases restored one at a time.
+#[derive(Parser, Debug)]
+#[command(name = "ablate", version)]
+struct Cli {
+    #[command(flatten)]
+    sweep: SweepArgs,
+    #[arg(long, default_value_t = 2)]
+    seeds: u64,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if cli.seeds == 0 {
+        usage_error("--seeds must be at least 1");
+    }
+    let plan = ablate::plan(cli.sweep.preset(), cli.seeds);
+    sweep::drive(&plan, &cli.sweep, |root, plan, recs, _| {
+        ablate::report(root, plan, recs)
+    });
+}

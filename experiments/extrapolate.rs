@@ -1,0 +1,30 @@
+//! `extrapolate`: train at length L, test at 2L and 4L, per bias family.
+use at5::cli::usage_error;
+use at5::experiments::{extrapolate, reproduce};
+use at5::sweep::{self, SweepArgs};
+use clap::Parser;
+
+/// Length extrapolation of every bias family on lag-k (L = 32, k = 4) and Adding-50.
+#[derive(Parser, Debug)]
+#[command(name = "extrapolate", version)]
+struct Cli {
+    #[command(flatten)]
+    sweep: SweepArgs,
+    #[arg(long, default_value_t = 1)]
+    seeds: u64,
+    /// Comma-separated bias families (default: all nine).
+    #[arg(long)]
+    biases: Option<String>,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if cli.seeds == 0 {
+        usage_error("--seeds must be at least 1");
+    }
+    let biases = at5::cli::family_list(cli.biases.as_deref(), &reproduce::BIASES);
+    let plan = extrapolate::plan(cli.sweep.preset(), cli.seeds, &biases);
+    sweep::drive(&plan, &cli.sweep, |root, plan, recs, _| {
+        extrapolate::report(root, plan, recs)
+    });
+}

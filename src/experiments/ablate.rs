@@ -1,0 +1,126 @@
+//! `ablate`: the no-bucket ablations beside their bucketed versions, and the paper's head-prior
+//! ablation (add heads' biases back one at a time, lowest maximum prior first).
+use super::figures::pooled_query;
+use crate::report::{Better, Cell, LineOpts, Series, Table, line_chart, mean_std, write_atomic};
+use crate::sweep::Plan;
+use crate::train::{self, Preset, RunRecord, Trainer, evaluate};
+use std::path::Path;
+
+pub const PAIRS: [(&str, &str); 2] = [("t5", "t5-nob"), ("at5", "at5-nob")];
+
+/// The same runs (ids and flags) as `reproduce`, so a shared output directory reuses them.
+pub fn plan(preset: Preset, seeds: u64) -> Plan {
+    let biases: Vec<String> = PAIRS
+        .iter()
+        .flat_map(|(a, b)| [a.to_string(), b.to_string()])
+        .collect();
+    let mut p = super::reproduce::plan(preset, seeds, &biases);
+    p.experiment = "ablate".into();
+    p
+}
+
+/// Test metric with only the first `k` heads (in `order`) keeping their bias, k = 0..=H.
+pub fn head_curve(t: &Trainer) -> (Vec<usize>, Vec<f64>) {
+    let h = t.model.config.heads;
+    let l = t.data.max_len;
+    let prior = t.model.prior_row(&t.store, l, pooled_query(t));
+    let peak: Vec<f64> = prior
+        .iter()
+        .map(|row| row.iter().copied().fold(0.0, f64::max))
+        .collect();
+    let mut order: Vec<usize> = (0..h).collect();
+    order.sort_by(|&a, &b| peak[a].total_cmp(&peak[b]).then(a.cmp(&b)));
+    let curve = (0..=h)
+        .map(|k| {
+            let mut keep = vec![false; h];
+            for &head in &order[..k] {
+                keep[head] = true;
+            }
+            evaluate(&t.model, &t.store, &t.data.test, l, Some(keep)).accuracy * 100.0
+        })
+        .collect();
+    (order, curve)
+}
+
+pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<String, String> {
+    let groups: Vec<String> = {
+        let mut g: Vec<String> = plan.specs.iter().map(|s| s.group.clone()).collect();
+        g.dedup();
+        g
+    };
+    let cols: Vec<&str> = PAIRS.iter().flat_map(|(a, b)| [*a, *b]).collect();
+    let mut table = Table::new("task", cols.iter().copied(), 1).bold_best(Better::Higher);
+    for g in &groups {
+        let cells: Vec<Cell> = cols
+            .iter()
+            .map(|b| {
+                let xs: Vec<f64> = plan
+                    .specs
+                    .iter()
+                    .zip(recs)
+                    .filter(|(s, _)| &s.group == g && s.bias == *b)
+                    .filter_map(|(_, r)| r.as_ref()?.best.as_ref().map(|x| 100.0 * x.test.accuracy))
+                    .collect();
+                if xs.is_empty() {
+                    Cell::Missing
+                } else {
+                    let (m, s) = mean_std(&xs);
+                    Cell::Stat(m, s)
+                }
+            })
+            .collect();
+        table.row(g.as_str(), cells);
+    }
+    let mut md = String::from("### Bucketed vs no-bucket (test accuracy %, mean ± std)\n\n");
+    md.push_str(&table.to_markdown());
+    md.push_str(
+        "\n### Head-prior ablation (seed 1): test accuracy with k heads' bias restored\n\n",
+    );
+    for g in &groups {
+        let mut series = Vec::new();
+        for fam in ["t5", "at5"] {
+            let Some(spec) = plan
+                .specs
+                .iter()
+                .find(|s| &s.group == g && s.bias == fam && s.seed == 1)
+            else {
+                continue;
+            };
+            let Ok(t) = Trainer::from_checkpoint(&spec.dir(root).join(train::CHECKPOINT)) else {
+                continue;
+            };
+            let (order, curve) = head_curve(&t);
+            md.push_str(&format!(
+                "- {g}, {fam}: heads in order {order:?} → {}\n",
+                curve
+                    .iter()
+                    .map(|x| format!("{x:.1}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            series.push(Series::new(
+                fam,
+                curve
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &a)| (k as f64, a))
+                    .collect(),
+            ));
+        }
+        if !series.is_empty() {
+            line_chart(
+                &root.join("figures").join(format!("head-ablation-{g}.svg")),
+                &format!("{g}: heads' biases restored one at a time, lowest peak prior first"),
+                "heads with their position bias restored",
+                "test accuracy (%)",
+                &series,
+                LineOpts {
+                    log_x: false,
+                    y_range: Some((0.0, 100.0)),
+                },
+            )?;
+        }
+    }
+    write_atomic(&root.join("ablate.md"), md.as_bytes())?;
+    Ok(md)
+}

@@ -1,0 +1,120 @@
+//! `extrapolate`: train at length L, evaluate at 2L and 4L on tasks whose label rule does not
+//! depend on the length (lag-k, adding).
+use crate::data::{self, TaskConfig};
+use crate::report::{Better, Cell, Table, mean_std, read_json, write_atomic, write_json};
+use crate::sweep::{Plan, RunSpec};
+use crate::train::{self, Preset, RunRecord, TaskSource, Trainer, evaluate};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+pub const FACTORS: [usize; 3] = [1, 2, 4];
+pub const TASKS: [(&str, &[&str]); 2] = [
+    (
+        "lagk-L32-k4",
+        &["--task", "lagk", "--seq-len", "32", "--lag", "4"],
+    ),
+    ("adding-T50", &["--task", "adding", "--seq-len", "50"]),
+];
+
+pub fn plan(preset: Preset, seeds: u64, biases: &[String]) -> Plan {
+    let mut specs = Vec::new();
+    for (g, flags) in TASKS {
+        for b in biases {
+            for seed in 1..=seeds {
+                let extra = vec!["--preset".to_string(), preset.name().to_string()];
+                specs.push(RunSpec::new(g, b, seed, flags, &extra));
+            }
+        }
+    }
+    Plan {
+        experiment: "extrapolate".into(),
+        preset: preset.name().into(),
+        specs,
+    }
+}
+
+/// Test accuracy (%) at each length factor, cached beside the run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Lengths {
+    pub lengths: Vec<usize>,
+    pub accuracy: Vec<f64>,
+}
+
+/// Evaluates a trained run's checkpoint on test sets generated at L·factor.
+pub fn evaluate_lengths(dir: &Path) -> Result<Lengths, String> {
+    let cache = dir.join("extrapolate.json");
+    if let Ok(l) = read_json::<Lengths>(&cache) {
+        return Ok(l);
+    }
+    let t = Trainer::from_checkpoint(&dir.join(train::CHECKPOINT))?;
+    let TaskSource::Generated { config, seed } = &t.config.task else {
+        return Err(format!(
+            "{}: extrapolation needs a generated task",
+            dir.display()
+        ));
+    };
+    let base = t.data.max_len;
+    let mut out = Lengths {
+        lengths: Vec::new(),
+        accuracy: Vec::new(),
+    };
+    for f in FACTORS {
+        let len = base * f;
+        let mut cfg = config.clone();
+        match &mut cfg {
+            TaskConfig::LagK(c) => c.seq_len = len,
+            TaskConfig::Adding(c) => c.seq_len = len,
+            _ => return Err("extrapolation is defined for lag-k and adding only".into()),
+        }
+        let d = data::generate(&cfg, *seed)?;
+        let acc = evaluate(&t.model, &t.store, &d.test, len, None).accuracy;
+        out.lengths.push(len);
+        out.accuracy.push(100.0 * acc);
+    }
+    write_json(&cache, &out)?;
+    Ok(out)
+}
+
+pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<String, String> {
+    let mut md = String::new();
+    for (g, _) in TASKS {
+        let specs: Vec<(&RunSpec, &Option<RunRecord>)> = plan
+            .specs
+            .iter()
+            .zip(recs)
+            .filter(|(s, _)| s.group == g)
+            .collect();
+        if specs.is_empty() {
+            continue;
+        }
+        let mut table = Table::new("bias", FACTORS.iter().map(|f| format!("{f}·L")), 1)
+            .bold_best(Better::Higher);
+        let mut biases: Vec<&str> = specs.iter().map(|(s, _)| s.bias.as_str()).collect();
+        biases.dedup();
+        for b in biases {
+            let evals: Vec<Lengths> = specs
+                .iter()
+                .filter(|(s, r)| s.bias == b && r.is_some())
+                .filter_map(|(s, _)| evaluate_lengths(&s.dir(root)).ok())
+                .collect();
+            let cells: Vec<Cell> = (0..FACTORS.len())
+                .map(|k| {
+                    let xs: Vec<f64> = evals.iter().map(|e| e.accuracy[k]).collect();
+                    if xs.is_empty() {
+                        Cell::Missing
+                    } else {
+                        let (m, s) = mean_std(&xs);
+                        Cell::Stat(m, s)
+                    }
+                })
+                .collect();
+            table.row(b, cells);
+        }
+        md.push_str(&format!(
+            "\n### {g}: test accuracy (%) at the training length and beyond\n\n"
+        ));
+        md.push_str(&table.to_markdown());
+    }
+    write_atomic(&root.join("extrapolate.md"), md.as_bytes())?;
+    Ok(md)
+}
