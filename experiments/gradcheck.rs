@@ -37,7 +37,7 @@ fn main() {
             "parameter",
             "size",
             "checked",
-            "max |grad|",
+            "max grad",
             "max abs error",
             "max rel error",
             "result",
