@@ -176,6 +176,19 @@ impl<F: Float> Tape<F> {
         });
         Var(self.nodes.len() - 1)
     }
+    /// The smallest `|x|` over the inputs of the ReLUs recorded for backward, or `None` when
+    /// there are none. A central difference is only meaningful where every such input is
+    /// farther from the kink at 0 than the step moves it, so gradient checks assert a margin.
+    pub fn min_relu_input(&self) -> Option<f64> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match n.op {
+                Op::Relu(a) => Some(a),
+                _ => None,
+            })
+            .flat_map(|a| self.value(a).data.iter().map(|v| v.to_f64().abs()))
+            .reduce(f64::min)
+    }
     pub(crate) fn needs_grad(&self, v: Var) -> bool {
         self.nodes[v.0].needs_grad
     }

@@ -8,6 +8,9 @@ use crate::sweep::{Plan, RunSpec};
 use crate::train::{Preset, RunRecord};
 use std::path::Path;
 
+/// (range, value) pairs of one line.
+type Points = Vec<(f64, f64)>;
+
 pub const ADDING_T: [usize; 5] = [25, 50, 100, 200, 500];
 pub const LAGS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 /// Lag-k's fixed length: long enough for k = 64 with room on both sides.
@@ -183,7 +186,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
         // AT5's learned saturation distances vs range, per head (seed 1, last epoch).
         let mut sat = Vec::new();
         let mut heads = 0;
-        let mut per_head: Vec<(Vec<(f64, f64)>, Vec<(f64, f64)>)> = Vec::new();
+        let mut per_head: Vec<(Points, Points)> = Vec::new();
         for &r in &ranges {
             let Some(rec) = runs("at5", r).into_iter().next() else {
                 continue;

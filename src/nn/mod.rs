@@ -1,6 +1,7 @@
-//! Neural-network modules: layers, attention, the encoder, the whole model, and the
-//! probabilistic view of its attention (prior, context, posterior).
+//! Neural-network modules: layers, attention, the encoder, the whole model, the probabilistic
+//! view of its attention (prior, context, posterior), and gradient checks of its biases.
 mod attention;
+pub mod check;
 mod encoder;
 mod inspect;
 mod layers;

@@ -1,8 +1,10 @@
-//! Training: batches, evaluation, the loop, checkpoints, run records, and `run` tying them up.
+//! Training: batches, evaluation, the loop, checkpoints, run records, `run` tying them up, and
+//! the look inside a trained model's prior.
 mod batch;
 mod checkpoint;
 mod config;
 mod metrics;
+mod prior;
 mod record;
 mod trainer;
 
@@ -12,6 +14,7 @@ pub use config::{
     task_length,
 };
 pub use metrics::{EVAL_BATCH, Metrics, argmax, evaluate};
+pub use prior::{HeadSummary, PriorReport, pooled_query, prior_report};
 pub use record::RunRecord;
 pub use trainer::{Best, EpochRecord, TrainState, Trainer};
 

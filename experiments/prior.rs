@@ -1,0 +1,98 @@
+//! `prior`: looks inside a trained checkpoint — the learned prior over relative positions, the
+//! context scores and posterior of one test example, and AT5's slopes over training.
+use at5::cli::{init_threads, usage_error};
+use at5::report::{Table, read_json};
+use at5::train::{RECORD, RunRecord, Trainer, prior_report};
+use clap::Parser;
+use std::path::PathBuf;
+
+/// Figures and a per-head summary of a trained model's position prior.
+#[derive(Parser, Debug)]
+#[command(name = "prior", version)]
+struct Cli {
+    /// The checkpoint to inspect (a run's checkpoint.bin).
+    #[arg(long)]
+    checkpoint: PathBuf,
+    /// The run record with the per-epoch slopes (default: record.json beside the checkpoint).
+    #[arg(long)]
+    record: Option<PathBuf>,
+    /// Which test example the heat maps show.
+    #[arg(long, default_value_t = 0)]
+    example: usize,
+    /// How many test examples the mean KL(posterior ‖ prior) averages over.
+    #[arg(long, default_value_t = 256)]
+    kl_examples: usize,
+    /// Where the SVG figures go (default: <checkpoint dir>/prior).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Worker threads (0: all cores).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    init_threads(cli.threads);
+    let trainer = Trainer::from_checkpoint(&cli.checkpoint).unwrap_or_else(|e| usage_error(e));
+    let dir = cli
+        .checkpoint
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    // An explicit record must load; the default one may be absent (a bare checkpoint).
+    let record: Option<RunRecord> = match &cli.record {
+        Some(p) => Some(read_json(p).unwrap_or_else(|e| usage_error(e))),
+        None => {
+            let p = dir.join(RECORD);
+            if p.exists() {
+                Some(read_json(&p).unwrap_or_else(|e| usage_error(e)))
+            } else {
+                eprintln!("note: no {} (no slope trajectories)", p.display());
+                None
+            }
+        }
+    };
+    let out = cli.out.clone().unwrap_or_else(|| dir.join("prior"));
+    let rep = prior_report(
+        &trainer,
+        record.as_ref(),
+        cli.example,
+        cli.kl_examples,
+        &out,
+    )
+    .unwrap_or_else(|e| usage_error(e));
+
+    println!(
+        "{} with {} bias, epoch {}: prior of query {} (of L = {}), mean KL over {} test examples",
+        trainer.data.name,
+        trainer.model.family(),
+        trainer.state.epoch,
+        rep.query,
+        rep.len,
+        rep.kl_examples
+    );
+    let at5 = rep.heads.iter().any(|h| h.alpha.is_some());
+    let mut cols = vec!["mode offset", "90% radius", "mean KL(post ‖ prior)"];
+    if at5 {
+        cols.extend(["alpha", "beta", "1/alpha", "1/beta"]);
+    }
+    let mut table = Table::new("head", cols, 0);
+    for h in &rep.heads {
+        let mut cells = vec![
+            h.mode_offset.to_string(),
+            h.radius90.to_string(),
+            format!("{:.4}", h.mean_kl),
+        ];
+        if let (Some(a), Some(b)) = (h.alpha, h.beta) {
+            cells.extend([
+                format!("{a:.4}"),
+                format!("{b:.4}"),
+                format!("{:.2}", 1.0 / a),
+                format!("{:.2}", 1.0 / b),
+            ]);
+        }
+        table.row(h.head.to_string(), cells);
+    }
+    print!("{}", table.to_markdown());
+    println!("wrote {} figures to {}", rep.files.len(), out.display());
+}

@@ -1,0 +1,225 @@
+//! A trained model's learned prior over relative positions: the figures and per-head summary
+//! the `prior` binary writes (prior by offset, prior/context/posterior maps, AT5 slopes).
+use super::batch::make_batch;
+use super::metrics::EVAL_BATCH;
+use super::record::RunRecord;
+use super::trainer::Trainer;
+use crate::data::{Example, Pooling};
+use crate::nn::{LayerView, mass_radius, mean_kl};
+use crate::report::{LineOpts, Series, heatmap, line_chart};
+use std::path::{Path, PathBuf};
+
+/// What the prior binary found, per head of the first biased layer.
+#[derive(Clone, Debug)]
+pub struct HeadSummary {
+    pub head: usize,
+    /// The offset `n = j - i` where the query's prior peaks.
+    pub mode_offset: i64,
+    /// The smallest radius around the mode holding 90% of the prior.
+    pub radius90: usize,
+    /// KL(posterior ‖ prior) averaged over the real queries of the test examples used.
+    pub mean_kl: f64,
+    /// AT5's `alpha_h`, `beta_h` (saturation distances `1/alpha`, `1/beta`).
+    pub alpha: Option<f64>,
+    pub beta: Option<f64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct PriorReport {
+    /// The query the prior-by-offset figure and the summary read.
+    pub query: usize,
+    /// The padded length L.
+    pub len: usize,
+    /// How many test examples the mean KL averages over.
+    pub kl_examples: usize,
+    pub heads: Vec<HeadSummary>,
+    /// Every figure written, in order.
+    pub files: Vec<PathBuf>,
+}
+
+/// The query a task reads: the last slot for last-slot pooling, the first for first-slot
+/// pooling, otherwise the middle of the sequence.
+pub fn pooled_query(pooling: Pooling, len: usize) -> usize {
+    match pooling {
+        Pooling::Last => len - 1,
+        Pooling::First => 0,
+        Pooling::Mean => len / 2,
+    }
+}
+
+/// One head's `[L, L]` slice of a `[1, H, L, L]` view tensor, as rows for a heat map.
+fn head_rows(
+    t: &crate::tensor::Tensor<f64>,
+    head: usize,
+    pad: &[bool],
+    mask: bool,
+) -> Vec<Vec<f64>> {
+    let l = t.shape[2];
+    (0..l)
+        .map(|i| {
+            let at = (head * l + i) * l;
+            t.data[at..at + l]
+                .iter()
+                .zip(pad)
+                // padding keys take no part in the softmax: grey rather than a misleading score
+                .map(|(&v, &p)| if mask && p { f64::NAN } else { v })
+                .collect()
+        })
+        .collect()
+}
+
+/// Writes the figures of `trainer`'s model into `out` and returns the per-head summary:
+/// the prior of the pooled query against the offset (all heads in one chart), heat maps of
+/// prior, context scores and posterior of test example `example` for every head of layer 0,
+/// and, for AT5 with a `record`, the slopes and saturation distances over the epochs. The mean
+/// KL uses the first `kl_examples` test examples.
+pub fn prior_report(
+    trainer: &Trainer,
+    record: Option<&RunRecord>,
+    example: usize,
+    kl_examples: usize,
+    out: &Path,
+) -> Result<PriorReport, String> {
+    let (model, store, data) = (&trainer.model, &trainer.store, &trainer.data);
+    let test = &data.test;
+    if example >= test.len() {
+        return Err(format!(
+            "--example {example}: the test split has {} examples",
+            test.len()
+        ));
+    }
+    let (l, h) = (data.max_len, model.config.heads);
+    let query = pooled_query(model.config.pooling, l);
+    let mut files = Vec::new();
+
+    let rows = model.prior_row(store, l, query);
+    let series: Vec<Series> = rows
+        .iter()
+        .enumerate()
+        .map(|(hh, row)| {
+            let pts = row
+                .iter()
+                .enumerate()
+                .map(|(j, &p)| (j as f64 - query as f64, p))
+                .collect();
+            Series::new(format!("head {hh}"), pts)
+        })
+        .collect();
+    let path = out.join("prior_by_offset.svg");
+    line_chart(
+        &path,
+        &format!(
+            "{}: prior of query {query} ({} bias)",
+            data.name,
+            model.family()
+        ),
+        "relative offset n = j - i",
+        "prior probability",
+        &series,
+        LineOpts::default(),
+    )?;
+    files.push(path);
+
+    let (batch, _) = make_batch(&[&test[example]], l);
+    let views = model.inspect(store, &batch, None)?;
+    let view: &LayerView = &views[0];
+    for hh in 0..h {
+        for (what, t, mask) in [
+            ("prior", &view.prior, false),
+            ("context", &view.context, true),
+            ("posterior", &view.posterior, false),
+        ] {
+            let path = out.join(format!("layer0_head{hh}_{what}.svg"));
+            let title = format!("test example {example}, layer 0, head {hh}: {what}");
+            let values = head_rows(t, hh, &batch.pad, mask);
+            heatmap(&path, &title, "key position j", "query position i", &values)?;
+            files.push(path);
+        }
+    }
+
+    let used = kl_examples.clamp(1, test.len());
+    let refs: Vec<&Example> = test[..used].iter().collect();
+    let (mut kl, mut queries) = (vec![0.0; h], 0usize);
+    for chunk in refs.chunks(EVAL_BATCH) {
+        let (batch, _) = make_batch(chunk, l);
+        let views = model.inspect(store, &batch, None)?;
+        let n = batch.pad.iter().filter(|&&p| !p).count();
+        for (k, m) in kl.iter_mut().zip(mean_kl(&views[0], &batch.pad)) {
+            *k += m * n as f64;
+        }
+        queries += n;
+    }
+
+    if let Some(rec) = record {
+        files.extend(slope_figures(rec, out)?);
+    }
+
+    let slopes = model.slopes(store);
+    let heads = rows
+        .iter()
+        .enumerate()
+        .map(|(hh, row)| {
+            let (mode, radius90) = mass_radius(row, 0.9);
+            HeadSummary {
+                head: hh,
+                mode_offset: mode as i64 - query as i64,
+                radius90,
+                mean_kl: kl[hh] / queries.max(1) as f64,
+                alpha: slopes.as_ref().map(|s| s.0[hh]),
+                beta: slopes.as_ref().map(|s| s.1[hh]),
+            }
+        })
+        .collect();
+    Ok(PriorReport {
+        query,
+        len: l,
+        kl_examples: used,
+        heads,
+        files,
+    })
+}
+
+/// AT5's `alpha_h`, `beta_h` per epoch and their saturation distances `1/alpha`, `1/beta`;
+/// nothing for a record without slopes (another family).
+fn slope_figures(rec: &RunRecord, out: &Path) -> Result<Vec<PathBuf>, String> {
+    let per_epoch: Vec<(f64, &Vec<f64>, &Vec<f64>)> = rec
+        .epochs
+        .iter()
+        .filter_map(|e| Some((e.epoch as f64, e.alpha.as_ref()?, e.beta.as_ref()?)))
+        .collect();
+    let Some(&(_, a0, _)) = per_epoch.first() else {
+        return Ok(Vec::new());
+    };
+    let mut rate = Vec::new();
+    let mut dist = Vec::new();
+    for hh in 0..a0.len() {
+        for (name, pick) in [("alpha", 0), ("beta", 1)] {
+            let pts: Vec<(f64, f64)> = per_epoch
+                .iter()
+                .map(|(e, a, b)| (*e, if pick == 0 { a[hh] } else { b[hh] }))
+                .collect();
+            let inv = pts.iter().map(|&(e, v)| (e, 1.0 / v)).collect();
+            rate.push(Series::new(format!("{name} head {hh}"), pts));
+            dist.push(Series::new(format!("1/{name} head {hh}"), inv));
+        }
+    }
+    let p1 = out.join("slopes.svg");
+    let title = format!("{}: AT5 soft-bucket slopes", rec.task);
+    line_chart(&p1, &title, "epoch", "slope", &rate, LineOpts::default())?;
+    // a slope of 0 never saturates: 1/0 is left out rather than plotted
+    dist.retain(|s| s.points.iter().any(|p| p.1.is_finite()));
+    if dist.is_empty() {
+        return Ok(vec![p1]);
+    }
+    let p2 = out.join("saturation.svg");
+    let title = format!("{}: AT5 saturation distances", rec.task);
+    line_chart(
+        &p2,
+        &title,
+        "epoch",
+        "distance 1/slope",
+        &dist,
+        LineOpts::default(),
+    )?;
+    Ok(vec![p1, p2])
+}

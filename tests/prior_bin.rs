@@ -1,0 +1,161 @@
+//! The `prior` binary on a checkpoint trained here: its figures, summary and exit codes.
+use at5::data::{LagKConfig, TaskConfig, TaskKind};
+use at5::nn::{BiasScope, Dropouts, Pooling};
+use at5::train::{self, ModelSpec, TaskSource, TrainConfig, Trainer, bias_for, pooled_query};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("at5-prior-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// One epoch of a tiny lag-3 model with the given bias, written to `dir`.
+fn train_tiny(bias: &str, dir: &Path) {
+    let task = LagKConfig {
+        seq_len: 10,
+        lag: 3,
+        vocab: 6,
+        train: 200,
+        dev: 50,
+        test: 50,
+        training_nums: 200,
+    };
+    let dropout = Dropouts::NONE;
+    let cfg = TrainConfig {
+        task: TaskSource::Generated {
+            config: TaskConfig::LagK(task),
+            seed: 1,
+        },
+        model: ModelSpec {
+            d_model: 16,
+            heads: 2,
+            ffn: 32,
+            layers: 1,
+            bias: bias_for(bias, TaskKind::LagK, 10, dropout).unwrap(),
+            bias_scope: BiasScope::Shared,
+            dropout,
+        },
+        lr: 3e-3,
+        batch: 32,
+        epochs: 1,
+        seed: 5,
+        patience: None,
+    };
+    train::run(Trainer::new(cfg).unwrap(), dir, |_| {}).unwrap();
+}
+
+fn prior(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_prior"))
+        .args(args)
+        .output()
+        .expect("run prior")
+}
+
+fn is_svg(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|s| s.starts_with("<svg"))
+}
+
+#[test]
+fn at5_checkpoint_gives_figures_and_a_summary() {
+    let dir = tmp("at5");
+    train_tiny("at5", &dir);
+    let ck = dir.join(train::CHECKPOINT);
+    let out = prior(&["--checkpoint", ck.to_str().unwrap(), "--example", "3"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let figs = dir.join("prior");
+    let mut names = vec![
+        "prior_by_offset.svg".to_string(),
+        "slopes.svg".into(),
+        "saturation.svg".into(),
+    ];
+    for h in 0..2 {
+        for what in ["prior", "context", "posterior"] {
+            names.push(format!("layer0_head{h}_{what}.svg"));
+        }
+    }
+    for n in &names {
+        assert!(is_svg(&figs.join(n)), "{n} missing or not an SVG");
+    }
+    assert!(text.contains("prior of query 9"), "{text}");
+    for col in ["mode offset", "90% radius", "mean KL", "1/alpha", "1/beta"] {
+        assert!(text.contains(col), "no {col} in {text}");
+    }
+}
+
+#[test]
+fn t5_checkpoint_has_no_slopes_and_honours_out_and_record() {
+    let dir = tmp("t5");
+    train_tiny("t5", &dir);
+    let ck = dir.join(train::CHECKPOINT);
+    let rec = dir.join(train::RECORD);
+    let figs = dir.join("elsewhere");
+    let out = prior(&[
+        "--checkpoint",
+        ck.to_str().unwrap(),
+        "--record",
+        rec.to_str().unwrap(),
+        "--out",
+        figs.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(is_svg(&figs.join("prior_by_offset.svg")));
+    assert!(is_svg(&figs.join("layer0_head1_posterior.svg")));
+    assert!(!figs.join("slopes.svg").exists());
+    assert!(!text.contains("alpha"), "{text}");
+}
+
+#[test]
+fn bad_inputs_exit_2_with_one_line() {
+    let dir = tmp("bad");
+    train_tiny("alibi", &dir);
+    let ck = dir.join(train::CHECKPOINT);
+    let bytes = std::fs::read(&ck).unwrap();
+    let cut = dir.join("cut.bin");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let missing = dir.join("missing.json");
+    let nope = dir.join("nope.bin");
+    let cases: [(Vec<&str>, &str); 4] = [
+        (vec!["--checkpoint", cut.to_str().unwrap()], "truncated"),
+        (vec!["--checkpoint", nope.to_str().unwrap()], "nope.bin"),
+        (
+            vec!["--checkpoint", ck.to_str().unwrap(), "--example", "50"],
+            "--example 50",
+        ),
+        (
+            vec![
+                "--checkpoint",
+                ck.to_str().unwrap(),
+                "--record",
+                missing.to_str().unwrap(),
+            ],
+            "missing.json",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = prior(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(want),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn the_pooled_query_follows_the_pooling() {
+    assert_eq!(pooled_query(Pooling::Last, 10), 9);
+    assert_eq!(pooled_query(Pooling::First, 10), 0);
+    assert_eq!(pooled_query(Pooling::Mean, 10), 5);
+}
