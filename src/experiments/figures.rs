@@ -4,14 +4,9 @@ use crate::sweep::RunSpec;
 use crate::train::{self, RunRecord, Trainer};
 use std::path::Path;
 
-/// The query whose prior the figures show: the pooled slot (last) or the middle for mean pooling.
+/// The query whose prior the figures show (the pooled slot; the middle for mean pooling).
 pub fn pooled_query(t: &Trainer) -> usize {
-    let l = t.data.max_len;
-    match t.model.config.pooling {
-        crate::data::Pooling::Last => l - 1,
-        crate::data::Pooling::First => 0,
-        crate::data::Pooling::Mean => l / 2,
-    }
+    train::pooled_query(t.model.config.pooling, t.data.max_len)
 }
 
 /// Per head, the prior of the pooled query over relative offsets n = j - i, as chart series.
