@@ -48,9 +48,15 @@ impl RunSpec {
     }
     pub fn args(&self) -> Result<RunArgs, String> {
         let argv = std::iter::once("train".to_string()).chain(self.flags.iter().cloned());
-        Flags::try_parse_from(argv)
-            .map(|f| f.run)
-            .map_err(|e| format!("run {}: {}", self.id, e.to_string().trim()))
+        Flags::try_parse_from(argv).map(|f| f.run).map_err(|e| {
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            format!("run {}: {first}", self.id)
+        })
     }
     pub fn dir(&self, root: &Path) -> PathBuf {
         root.join("runs").join(&self.id)
@@ -282,8 +288,8 @@ pub struct SweepArgs {
     /// Output directory (default results/<preset>; finished runs there are reused).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Runs at once.
-    #[arg(long, default_value_t = 1)]
+    /// Runs at once (two keep both cores busy through the serial parts of small models).
+    #[arg(long, default_value_t = 2)]
     pub jobs: usize,
     /// Write one `train` command per unfinished run to FILE instead of running them; then
     /// `merge` builds the tables and figures.

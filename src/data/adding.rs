@@ -39,8 +39,8 @@ impl AddingConfig {
         AddingConfig {
             seq_len: 50,
             train: 4000,
-            dev: 1000,
-            test: 1000,
+            dev: 500,
+            test: 500,
             training_nums: 1000,
         }
     }

@@ -50,8 +50,8 @@ impl Process50Config {
     pub fn quick() -> Process50Config {
         Process50Config {
             train_per_class: 2000,
-            dev_per_class: 500,
-            test_per_class: 500,
+            dev_per_class: 250,
+            test_per_class: 250,
             training_nums: 1000,
             ..Process50Config::paper()
         }

@@ -49,9 +49,9 @@ impl ReberConfig {
     pub fn quick() -> ReberConfig {
         ReberConfig {
             train: 4000,
-            dev: 1000,
-            test: 1000,
-            training_nums: 400,
+            dev: 500,
+            test: 500,
+            training_nums: 1000,
             ..ReberConfig::paper()
         }
     }

@@ -32,8 +32,7 @@ pub const BIASES: [&str; 9] = [
 /// Extra flags of the quick preset per task: smaller models where the length makes runs slow.
 fn quick_flags(group: &str) -> Vec<String> {
     let f: &[&str] = match group {
-        "adding-500" => &["--d-model", "32", "--heads", "4", "--epochs", "8"],
-        "adding-100" => &["--d-model", "32", "--heads", "4"],
+        "adding-500" => &["--epochs", "4"],
         _ => &[],
     };
     f.iter().map(|s| s.to_string()).collect()

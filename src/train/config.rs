@@ -44,6 +44,29 @@ pub struct ModelSpec {
 }
 
 impl ModelSpec {
+    /// Checks sizes, dropout rates and bias options without the data, by building the bias on
+    /// a scratch store: a sweep's typo fails before its first run, not hours into it.
+    pub fn validate(&self) -> Result<(), String> {
+        let probe = ModelConfig {
+            input: InputKind::Tokens { vocab: 2 },
+            output: OutputKind::Classes(2),
+            d_model: self.d_model,
+            heads: self.heads,
+            ffn: self.ffn,
+            layers: self.layers,
+            max_len: 16,
+            bias: self.bias.clone(),
+            bias_scope: self.bias_scope,
+            pooling: crate::data::Pooling::Last,
+            dropout: self.dropout,
+        };
+        probe.validate()?;
+        let mut scratch = crate::params::ParamStore::<f32>::new();
+        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(0);
+        crate::position::build(&self.bias, self.heads, 16, &mut scratch, "bias", &mut rng)?;
+        Ok(())
+    }
+
     /// The full model config for a task.
     pub fn for_task(&self, data: &TaskData) -> ModelConfig {
         let input = if data.kind == TaskKind::Adding {
@@ -101,7 +124,7 @@ impl TrainConfig {
         if self.patience == Some(0) {
             return Err("patience must be at least 1 epoch".into());
         }
-        Ok(())
+        self.model.validate()
     }
 }
 
@@ -265,22 +288,18 @@ pub fn preset_config(
     };
     let (d_model, heads, lr, epochs, dropout) = match preset {
         Preset::Paper => (256, 8, lr, epochs, dropout),
-        // Smaller, faster-learning, lightly regularised: minutes instead of hours.
+        // Small, fast-learning and unregularised: a few hundred steps instead of thousands.
         Preset::Quick => (
-            64,
+            32,
             4,
-            1e-3,
+            2e-3,
             match kind {
-                TaskKind::Reber => 40,
-                TaskKind::Process50 => 15,
-                TaskKind::Adding => 40,
+                TaskKind::Reber => 20,
+                TaskKind::Process50 => 25,
+                TaskKind::Adding => 15,
                 TaskKind::LagK => 20,
             },
-            Dropouts {
-                input: dropout.input.min(0.1),
-                hidden: dropout.hidden.min(0.1),
-                attention: dropout.attention.min(0.1),
-            },
+            Dropouts::NONE,
         ),
     };
     let len = task_length(&task);

@@ -50,12 +50,23 @@ pub(crate) fn for_each_broadcast(
     }
     let (sa, sb) = (strides_in(a, out), strides_in(b, out));
     let r = out.len();
+    if r == 0 {
+        f(0, 0, 0);
+        return;
+    }
+    // A tight loop over the last axis; the odometer only moves between rows.
+    let (len, ra, rb) = (out[r - 1], sa[r - 1], sb[r - 1]);
+    if len == 0 {
+        return;
+    }
     let mut idx = vec![0; r];
     let (mut ia, mut ib) = (0, 0);
-    for i in 0..n {
-        f(i, ia, ib);
-        // odometer step: advance the last axis, carry into earlier ones
-        for d in (0..r).rev() {
+    for row in 0..n / len {
+        let i0 = row * len;
+        for k in 0..len {
+            f(i0 + k, ia + k * ra, ib + k * rb);
+        }
+        for d in (0..r - 1).rev() {
             idx[d] += 1;
             ia += sa[d];
             ib += sb[d];
@@ -79,7 +90,14 @@ pub(crate) fn sum_to_shape<F: Float>(g: &[F], out: &[usize], dst: &mut [F], shap
 }
 
 impl<F: Float> Tape<F> {
-    fn broadcast_op(&mut self, name: &str, op: Op<F>, a: Var, b: Var, f: fn(F, F) -> F) -> Var {
+    fn broadcast_op(
+        &mut self,
+        name: &str,
+        op: Op<F>,
+        a: Var,
+        b: Var,
+        f: impl Fn(F, F) -> F,
+    ) -> Var {
         let (x, y) = (self.value(a), self.value(b));
         let out = broadcast_shape(&x.shape, &y.shape).unwrap_or_else(|| {
             panic!(
@@ -159,7 +177,8 @@ pub(crate) fn add_backward<F: Float>(
     g: &[F],
     gr: &mut Grads<F>,
 ) {
-    backward_with(t, (a, b), out, g, gr, |g, _, _| g, |g, _, _| g)
+    pass_through(t, a, out, g, gr, false);
+    pass_through(t, b, out, g, gr, false);
 }
 pub(crate) fn sub_backward<F: Float>(
     t: &Tape<F>,
@@ -169,7 +188,31 @@ pub(crate) fn sub_backward<F: Float>(
     g: &[F],
     gr: &mut Grads<F>,
 ) {
-    backward_with(t, (a, b), out, g, gr, |g, _, _| g, |g, _, _| -g)
+    pass_through(t, a, out, g, gr, false);
+    pass_through(t, b, out, g, gr, true);
+}
+
+/// `d v += ±g` summed back to v's shape: add and sub need no elementwise derivative, so the
+/// gradient goes straight into the input's buffer with no full-size temporary.
+fn pass_through<F: Float>(
+    t: &Tape<F>,
+    v: Var,
+    out: &Tensor<F>,
+    g: &[F],
+    gr: &mut Grads<F>,
+    negate: bool,
+) {
+    if !t.needs_grad(v) {
+        return;
+    }
+    let shape = &t.value(v).shape;
+    let Some(d) = gr.slot(t, v) else { return };
+    if negate {
+        let neg: Vec<F> = g.iter().map(|&x| -x).collect();
+        sum_to_shape(&neg, &out.shape, d, shape);
+    } else {
+        sum_to_shape(g, &out.shape, d, shape);
+    }
 }
 pub(crate) fn mul_backward<F: Float>(
     t: &Tape<F>,

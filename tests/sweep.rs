@@ -1,0 +1,88 @@
+//! Sweeps that survive: finished runs are skipped, emitted jobs name only unfinished runs, and
+//! merge rebuilds the report from the result files.
+use at5::experiments::reproduce;
+use at5::sweep::{self, Plan, RunSpec, SweepEvent};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn tiny_plan() -> Plan {
+    let task = ["--task", "lagk", "--seq-len", "8", "--lag", "2"];
+    let extra: Vec<String> = "--d-model 8 --heads 2 --epochs 1"
+        .split(' ')
+        .map(String::from)
+        .collect();
+    let specs = ["t5", "at5"]
+        .iter()
+        .map(|b| RunSpec::new("lagk-tiny", b, 1, &task, &extra))
+        .collect();
+    Plan {
+        experiment: "reproduce".into(),
+        preset: "quick".into(),
+        specs,
+    }
+}
+
+#[test]
+fn finished_runs_are_skipped_and_emitted_jobs_cover_the_rest() {
+    let root = std::env::temp_dir().join(format!("at5-sweep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let plan = tiny_plan();
+    let (started, skipped) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let count = |ev: SweepEvent| match ev {
+        SweepEvent::Started(..) => {
+            started.fetch_add(1, Ordering::SeqCst);
+        }
+        SweepEvent::Skipped(_) => {
+            skipped.fetch_add(1, Ordering::SeqCst);
+        }
+        _ => {}
+    };
+    // Only the first run, as if the sweep had been interrupted after it.
+    let first = sweep::run_all(&plan.specs[..1], &root, 1, &count).unwrap();
+    assert!(first[0].is_some());
+    let jobs = root.join("jobs.txt");
+    let todo: Vec<RunSpec> = plan
+        .specs
+        .iter()
+        .filter(|s| sweep::finished(&root, s).is_none())
+        .cloned()
+        .collect();
+    sweep::emit_jobs(&todo, &root, &jobs).unwrap();
+    let lines = std::fs::read_to_string(&jobs).unwrap();
+    assert_eq!(lines.lines().count(), 1);
+    assert!(
+        lines.contains("--bias at5") && lines.contains("runs/lagk-tiny-at5-s1"),
+        "{lines}"
+    );
+
+    let all = sweep::run_all(&plan.specs, &root, 2, &count).unwrap();
+    assert!(all.iter().all(Option::is_some));
+    assert_eq!(started.load(Ordering::SeqCst), 2, "each run trained once");
+    assert_eq!(
+        skipped.load(Ordering::SeqCst),
+        1,
+        "the finished run was reused"
+    );
+    // The reused record is the one on disk, unchanged.
+    assert_eq!(first[0], all[0]);
+
+    let md = reproduce::report(&root, &plan, &all, 1.0).unwrap();
+    assert!(md.contains("at5") && md.contains("t5"));
+    for f in ["table.md", "results.json", "README.md"] {
+        assert!(root.join(f).is_file(), "{f} missing");
+    }
+}
+
+#[test]
+fn a_typo_in_a_spec_fails_before_any_run() {
+    let mut plan = tiny_plan();
+    plan.specs[1].flags.push("--ffn".into());
+    plan.specs[1].flags.push("0".into());
+    let e = sweep::validate(&plan.specs).unwrap_err();
+    assert!(e.contains("ffn"), "{e}");
+    plan.specs[0].flags.push("--bogus".into());
+    let e = sweep::validate(&plan.specs).unwrap_err();
+    assert!(
+        e.contains("lagk-tiny-t5-s1") && e.lines().count() == 1,
+        "{e}"
+    );
+}
