@@ -21,7 +21,7 @@ fn main() {
         usage_error("--seeds must be at least 1");
     }
     let plan = ablate::plan(cli.sweep.preset(), cli.seeds);
-    sweep::drive(&plan, &cli.sweep, |root, plan, recs, _| {
+    sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
         ablate::report(root, plan, recs)
     });
 }

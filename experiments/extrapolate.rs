@@ -24,7 +24,7 @@ fn main() {
     }
     let biases = at5::cli::family_list(cli.biases.as_deref(), &reproduce::BIASES);
     let plan = extrapolate::plan(cli.sweep.preset(), cli.seeds, &biases);
-    sweep::drive(&plan, &cli.sweep, |root, plan, recs, _| {
+    sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
         extrapolate::report(root, plan, recs)
     });
 }

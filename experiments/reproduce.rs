@@ -30,5 +30,5 @@ fn main() {
     }
     let biases = at5::cli::family_list(cli.biases.as_deref(), &reproduce::BIASES);
     let plan = reproduce::plan(preset, seeds, &biases);
-    sweep::drive(&plan, &cli.sweep, reproduce::report);
+    sweep::drive(plan, &cli.sweep, reproduce::report);
 }

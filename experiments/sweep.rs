@@ -21,9 +21,6 @@ struct Cli {
     biases: String,
     #[arg(long, default_value_t = 1)]
     seeds: u64,
-    /// Extra `train` flags for every run, e.g. "--epochs 10 --d-model 32".
-    #[arg(long, allow_hyphen_values = true)]
-    train_flags: Option<String>,
 }
 
 fn parse_list(s: &str) -> Result<Vec<usize>, String> {
@@ -59,13 +56,8 @@ fn main() {
         usage_error("--seeds must be at least 1");
     }
     let biases = at5::cli::family_list(Some(&cli.biases), &at5::position::FAMILIES);
-    let extra: Vec<String> = cli
-        .train_flags
-        .as_deref()
-        .map(|s| s.split_whitespace().map(String::from).collect())
-        .unwrap_or_default();
-    let plan = range::plan(&dials, &biases, cli.seeds, preset, &extra);
-    sweep::drive(&plan, &cli.sweep, |root, plan, recs, _| {
+    let plan = range::plan(&dials, &biases, cli.seeds, preset, &[]);
+    sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
         range::report(root, plan, recs)
     });
 }

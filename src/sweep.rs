@@ -77,10 +77,13 @@ pub fn plan_path(root: &Path, experiment: &str) -> PathBuf {
     root.join(format!("plan-{experiment}.json"))
 }
 
-/// A run's finished record, if its directory holds a valid completed one.
+/// A run's finished record, if its directory holds a valid completed one of the same config
+/// (a directory left by a run with other flags is not mistaken for this one).
 pub fn finished(root: &Path, spec: &RunSpec) -> Option<RunRecord> {
     let rec: RunRecord = read_json(&spec.dir(root).join(RECORD)).ok()?;
-    (rec.status == "completed" || rec.status.starts_with("stopped early")).then_some(rec)
+    let cfg = spec.args().ok()?.to_config().ok()?;
+    let done = rec.status == "completed" || rec.status.starts_with("stopped early");
+    (done && rec.config == cfg).then_some(rec)
 }
 
 /// Checks every spec's flags up front, so a typo fails before hours of runs, not after.
@@ -301,11 +304,37 @@ pub struct SweepArgs {
     /// One line per finished run instead of progress bars.
     #[arg(long)]
     pub quiet: bool,
+    /// Only these rows (comma-separated group names, e.g. `process50,adding-100`).
+    #[arg(long)]
+    pub tasks: Option<String>,
+    /// Extra `train` flags for every run, e.g. "--epochs 1 --d-model 8 --heads 2".
+    #[arg(long, allow_hyphen_values = true)]
+    pub train_flags: Option<String>,
 }
 
 impl SweepArgs {
     pub fn preset(&self) -> crate::train::Preset {
         crate::train::Preset::from_name(&self.preset).unwrap_or_else(|e| crate::cli::usage_error(e))
+    }
+    /// Applies `--tasks` and `--train-flags` to a plan.
+    pub fn apply(&self, plan: &mut Plan) {
+        if let Some(t) = &self.tasks {
+            let keep: Vec<&str> = t.split(',').map(str::trim).collect();
+            for k in &keep {
+                if !plan.specs.iter().any(|s| s.group == *k) {
+                    crate::cli::usage_error(format!(
+                        "--tasks: `{k}` is not a row of {}",
+                        plan.experiment
+                    ));
+                }
+            }
+            plan.specs.retain(|s| keep.contains(&s.group.as_str()));
+        }
+        if let Some(f) = &self.train_flags {
+            for s in &mut plan.specs {
+                s.flags.extend(f.split_whitespace().map(String::from));
+            }
+        }
     }
     pub fn root(&self) -> PathBuf {
         self.out
@@ -318,12 +347,14 @@ impl SweepArgs {
 /// what is unfinished and call `report` on all records. Exits 2 on bad input, 1 on a failed
 /// report.
 pub fn drive(
-    plan: &Plan,
+    mut plan: Plan,
     args: &SweepArgs,
     report: impl FnOnce(&Path, &Plan, &[Option<RunRecord>], f64) -> Result<String, String>,
 ) {
     use crate::cli::{init_threads, usage_error};
     init_threads(args.threads);
+    args.apply(&mut plan);
+    let plan = &plan;
     let root = args.root();
     validate(&plan.specs).unwrap_or_else(|e| usage_error(e));
     write_plan(&root, plan).unwrap_or_else(|e| usage_error(e));

@@ -111,7 +111,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
             table.row(b, cells);
         }
         md.push_str(&format!(
-            "\n### {g}: test accuracy (%) at the training length and beyond\n\n"
+            "\n### {g}: test accuracy (%) of the final model at the training length L and beyond\n\n"
         ));
         md.push_str(&table.to_markdown());
     }

@@ -1,0 +1,165 @@
+//! Every experiment binary on a tiny setting: it exits 0 and its outputs exist and parse.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const TINY: &str = "--epochs 1 --d-model 8 --heads 2 --ffn 8";
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("at5-exp-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn run(bin: &str, args: &[&str]) -> std::process::Output {
+    let out = Command::new(bin).args(args).output().expect("binary runs");
+    assert!(
+        out.status.success(),
+        "{bin} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn svg(path: &Path) {
+    let s = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        s.starts_with("<svg") && s.trim_end().ends_with("</svg>"),
+        "{}",
+        path.display()
+    );
+}
+
+#[test]
+fn reproduce_ablate_and_merge_on_one_tiny_row() {
+    let root = tmp("repro");
+    let r = root.to_str().unwrap();
+    let common = [
+        "--tasks",
+        "process50",
+        "--seeds",
+        "1",
+        "--train-flags",
+        TINY,
+        "--out",
+        r,
+        "--quiet",
+    ];
+    let mut args = common.to_vec();
+    args.extend(["--biases", "t5,at5"]);
+    run(env!("CARGO_BIN_EXE_reproduce"), &args);
+    let table = std::fs::read_to_string(root.join("table.md")).unwrap();
+    assert!(
+        table.contains("process50") && table.contains("Bayes ceiling"),
+        "{table}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("results.json")).unwrap()).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 2);
+    assert!(
+        std::fs::read_to_string(root.join("README.md"))
+            .unwrap()
+            .contains("What it shows")
+    );
+    svg(&root.join("figures/curves-process50.svg"));
+    svg(&root.join("figures/priors-process50.svg"));
+
+    // ablate reuses the t5/at5 runs and trains only the no-bucket ones.
+    run(env!("CARGO_BIN_EXE_ablate"), &common);
+    let md = std::fs::read_to_string(root.join("ablate.md")).unwrap();
+    assert!(
+        md.contains("t5-nob") && md.contains("Head-prior ablation"),
+        "{md}"
+    );
+    svg(&root.join("figures/head-ablation-process50.svg"));
+
+    let out = run(env!("CARGO_BIN_EXE_merge"), &[r]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("runs missing"));
+}
+
+#[test]
+fn sweep_and_extrapolate_on_tiny_settings() {
+    let root = tmp("sweep");
+    let r = root.to_str().unwrap();
+    run(
+        env!("CARGO_BIN_EXE_sweep"),
+        &[
+            "--task",
+            "lagk",
+            "--ranges",
+            "2,4",
+            "--biases",
+            "at5",
+            "--train-flags",
+            TINY,
+            "--out",
+            r,
+            "--quiet",
+        ],
+    );
+    assert!(
+        std::fs::read_to_string(root.join("table.md"))
+            .unwrap()
+            .contains("lagk")
+    );
+    svg(&root.join("figures/lagk-accuracy-vs-range.svg"));
+    svg(&root.join("figures/lagk-at5-saturation-vs-range.svg"));
+
+    let root = tmp("extra");
+    let r = root.to_str().unwrap();
+    run(
+        env!("CARGO_BIN_EXE_extrapolate"),
+        &[
+            "--tasks",
+            "lagk-L32-k4",
+            "--biases",
+            "t5",
+            "--train-flags",
+            TINY,
+            "--out",
+            r,
+            "--quiet",
+        ],
+    );
+    let md = std::fs::read_to_string(root.join("extrapolate.md")).unwrap();
+    assert!(md.contains("4·L"), "{md}");
+}
+
+#[test]
+fn bench_prints_its_json_fields() {
+    let out = run(
+        env!("CARGO_BIN_EXE_bench"),
+        &["--config", "T", "--steps", "2", "--warmup", "1", "--json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for k in [
+        "ms_per_step",
+        "forward_ms",
+        "backward_ms",
+        "optimizer_ms",
+        "gflops",
+        "peak_rss_mb",
+        "config",
+        "threads",
+    ] {
+        assert!(v.get(k).is_some(), "bench --json lacks {k}");
+    }
+}
+
+#[test]
+fn bad_experiment_flags_exit_2() {
+    for (bin, args) in [
+        (env!("CARGO_BIN_EXE_reproduce"), vec!["--biases", "nope"]),
+        (env!("CARGO_BIN_EXE_reproduce"), vec!["--tasks", "sorting"]),
+        (
+            env!("CARGO_BIN_EXE_sweep"),
+            vec!["--task", "lagk", "--ranges", "x"],
+        ),
+        (env!("CARGO_BIN_EXE_bench"), vec!["--config", "Z"]),
+        (env!("CARGO_BIN_EXE_merge"), vec!["/nonexistent/at5"]),
+    ] {
+        let out = Command::new(bin).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}
