@@ -205,24 +205,34 @@ fn readme(
     let seeds = plan.specs.iter().map(|s| s.seed).max().unwrap_or(0);
     let mut r = String::new();
     let _ = writeln!(r, "# `reproduce` — preset `{}`\n", plan.preset);
+    let families = plan
+        .specs
+        .iter()
+        .map(|s| &s.bias)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let tasks = TASKS
+        .iter()
+        .filter(|(g, _)| plan.specs.iter().any(|s| s.group == *g))
+        .count();
+    let timing = if wall > 0.0 {
+        format!(
+            "this invocation took {:.1} minutes of wall time (runs finished earlier are reused, \
+             not re-timed)",
+            wall / 60.0
+        )
+    } else {
+        "this report was rebuilt by `merge` from the finished runs' records".to_string()
+    };
+    let train_s: f64 = recs.iter().flatten().map(|r| r.train_seconds).sum();
     let _ = writeln!(
         r,
-        "Produced by `cargo run --release -- --preset {} --seeds {seeds}`: {} of {} runs finished \
-         ({} tasks × {} bias families × {seeds} seeds); this invocation took {:.1} minutes of \
-         wall time (runs finished earlier are reused, not re-timed).\n",
+        "Produced by `cargo run --release -- --preset {} --seeds {seeds}`: {done} of {} runs \
+         finished ({tasks} tasks × {families} bias families × {seeds} seeds); {timing}. The \
+         finished runs trained for {:.1} minutes in total.\n",
         plan.preset,
-        done,
         plan.specs.len(),
-        TASKS
-            .iter()
-            .filter(|(g, _)| plan.specs.iter().any(|s| s.group == *g))
-            .count(),
-        plan.specs
-            .iter()
-            .map(|s| &s.bias)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len(),
-        wall / 60.0
+        train_s / 60.0
     );
     let _ = writeln!(
         r,
