@@ -60,13 +60,15 @@ fn main() {
         b
     };
     let quiet = cli.quiet;
+    let mut dev = String::from("dev —");
     let res = train::run(trainer, &out, |ev| match ev {
         Event::Step { epoch, loss, .. } => {
             bar.set_prefix(format!("epoch {epoch}/{epochs}"));
-            bar.set_message(format!("loss {loss:.4}"));
+            bar.set_message(format!("loss {loss:.4}  {dev}"));
             bar.inc(1);
         }
         Event::Epoch(e) => {
+            dev = format!("dev acc {:.4}", e.dev.accuracy);
             let line = format!(
                 "epoch {}/{epochs}: train loss {:.4}, dev acc {:.4}{}",
                 e.epoch,
