@@ -706,3 +706,59 @@ proptest! {
         }
     }
 }
+
+/// A `[B, 1, 1, L]`-style key mask with -inf at the last key of every other batch row.
+fn key_mask_of(shape: &[usize]) -> Tensor {
+    let (b, l) = (shape[0], *shape.last().unwrap());
+    let mut m = vec![0.0; b * l];
+    for r in (0..b).step_by(2) {
+        m[r * l + l - 1] = f64::NEG_INFINITY;
+    }
+    let mut ms = vec![1; shape.len()];
+    ms[0] = b;
+    *ms.last_mut().unwrap() = l;
+    Tensor::from_vec(&ms, m)
+}
+
+#[test]
+fn gradcheck_scaled_softmax() {
+    for (xs, bs) in [
+        (vec![2, 3, 4, 4], vec![3, 4, 4]),
+        (vec![3, 2, 5], vec![2, 5]),
+        (vec![2, 1, 3, 6], vec![1, 3, 6]),
+    ] {
+        let mask = key_mask_of(&xs);
+        let x = u(&xs, -2.0, 2.0, 31);
+        let b = u(&bs, -1.0, 1.0, 32);
+        let m = mask.clone();
+        check(
+            "scaled_softmax",
+            |t, v| t.scaled_softmax(v[0], 0.7, Some(v[1]), &m),
+            &[x.clone(), b],
+        );
+        check(
+            "scaled_softmax without bias",
+            |t, v| t.scaled_softmax(v[0], 1.3, None, &mask),
+            &[x],
+        );
+    }
+}
+
+#[test]
+fn scaled_softmax_equals_the_composed_ops() {
+    let xs = [2, 3, 4, 5];
+    let mask = key_mask_of(&xs);
+    let mut t: Tape = Tape::new();
+    let x = t.leaf(u(&xs, -3.0, 3.0, 41));
+    let b = t.leaf(u(&[3, 4, 5], -2.0, 2.0, 42));
+    let fused = t.scaled_softmax(x, 0.5, Some(b), &mask);
+    let s = t.scale(x, 0.5);
+    let s = t.add(s, b);
+    let s = t.add_mask(s, &mask);
+    let composed = t.softmax(s);
+    for (p, q) in t.value(fused).data.iter().zip(&t.value(composed).data) {
+        assert!((p - q).abs() < 1e-14);
+    }
+    // Masked keys get exactly zero weight.
+    assert_eq!(t.value(fused).data[4], 0.0);
+}

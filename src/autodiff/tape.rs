@@ -57,6 +57,13 @@ pub(crate) enum Op<F> {
     // normalisers
     Softmax(Var),
     LogSoftmax(Var),
+    /// softmax(scale·x + bias + mask) over the last axis, attention's score path in one op;
+    /// `bias` repeats over x's leading axes (a suffix of x's shape).
+    ScaledSoftmax {
+        x: Var,
+        bias: Option<Var>,
+        scale: f64,
+    },
     LayerNorm {
         x: Var,
         gain: Var,
@@ -254,6 +261,9 @@ impl<F: Float> Tape<F> {
             Op::MaxAxis(a, arg) => reduce::max_axis_backward(self, *a, arg, gi, g),
             &Op::Softmax(a) => softmax::softmax_backward(self, a, out, gi, g),
             &Op::LogSoftmax(a) => softmax::log_softmax_backward(self, a, out, gi, g),
+            &Op::ScaledSoftmax { x, bias, scale } => {
+                softmax::scaled_softmax_backward(self, x, bias, scale, out, gi, g)
+            }
             Op::LayerNorm {
                 x,
                 gain,
@@ -305,6 +315,7 @@ fn op_inputs<F>(op: &Op<F>) -> Vec<Var> {
         | &Op::Dropout { x: a, .. }
         | &Op::CrossEntropy { logits: a, .. } => vec![a],
         Op::Concat(xs, _) => xs.clone(),
+        &Op::ScaledSoftmax { x, bias, .. } => std::iter::once(x).chain(bias).collect(),
         &Op::LayerNorm { x, gain, bias, .. } => vec![x, gain, bias],
     }
 }
@@ -379,6 +390,7 @@ mod tests {
             Op::MaxAxis(..) => "fn gradcheck_max_axis",
             Op::Softmax(..) => "fn gradcheck_softmax",
             Op::LogSoftmax(..) => "fn gradcheck_log_softmax",
+            Op::ScaledSoftmax { .. } => "fn gradcheck_scaled_softmax",
             Op::LayerNorm { .. } => "fn gradcheck_layer_norm",
             Op::Embedding { .. } => "fn gradcheck_embedding",
             Op::Dropout { .. } => "fn gradcheck_dropout",

@@ -9,8 +9,10 @@ use rand::rngs::StdRng;
 /// The vars of one attention call that the probabilistic view reads back.
 #[derive(Clone, Copy, Debug)]
 pub struct AttentionTrace {
-    /// Content scores `q·k / sqrt(d_head)`, `[B, H, L, L]` (before bias and mask).
-    pub context: Var,
+    /// Raw content products `q·k`, `[B, H, L, L]`; the context scores are `scale` times these.
+    pub qk: Var,
+    /// `1 / sqrt(d_head)`.
+    pub scale: f64,
     /// Final attention (the posterior), `[B, H, L, L]`, before attention dropout.
     pub probs: Var,
 }
@@ -69,19 +71,15 @@ impl Attention {
             split(tape, &self.v),
         );
         let qk = tape.matmul_t(q, k, false, true); // (B, H, L, L)
-        let context = tape.scale(qk, 1.0 / (dh as f64).sqrt());
-        let mut scores = context;
-        if let Some(bias) = bias {
-            scores = tape.add(scores, bias);
-        }
-        let scores = tape.add_mask(scores, key_mask);
-        let probs = tape.softmax(scores);
+        let scale = 1.0 / (dh as f64).sqrt();
+        // One fused op: no full-size intermediates for the scaled, biased and masked scores.
+        let probs = tape.scaled_softmax(qk, scale, bias, key_mask);
         let dropped = tape.dropout(probs, dropout, seed);
         let ctx = tape.matmul(dropped, v); // (B, H, L, dh)
         let ctx = tape.permute(ctx, &[0, 2, 1, 3]);
         let ctx = tape.reshape(ctx, &[b, l, d]);
         let out = self.o.forward(tape, p, ctx);
-        (out, AttentionTrace { context, probs })
+        (out, AttentionTrace { qk, scale, probs })
     }
 }
 
