@@ -706,3 +706,91 @@ proptest! {
         }
     }
 }
+
+/// `[B, 1, 1, L]` with -inf on the last key of the second sequence.
+fn attention_mask(b: usize, l: usize) -> Tensor {
+    let mut m = Tensor::zeros(&[b, 1, 1, l]);
+    m.data[2 * l - 1] = f64::NEG_INFINITY;
+    m
+}
+
+/// The composed ops the fused attention replaces, heads split by reshape and permute.
+fn composed_attention(t: &mut Tape, v: &[Var], h: usize, mask: &Tensor, p: f64) -> Var {
+    let s = t.shape(v[0]).to_vec();
+    let (b, l, d) = (s[0], s[1], s[2]);
+    let split = |t: &mut Tape, x: Var| {
+        let y = t.reshape(x, &[b, l, h, d / h]);
+        t.permute(y, &[0, 2, 1, 3])
+    };
+    let (q, k, vv) = (split(t, v[0]), split(t, v[1]), split(t, v[2]));
+    let qk = t.matmul_t(q, k, false, true);
+    let c = t.scale(qk, 1.0 / ((d / h) as f64).sqrt());
+    let c = if v.len() > 3 { t.add(c, v[3]) } else { c };
+    let c = t.add_mask(c, mask);
+    let pr = t.softmax(c);
+    let pr = t.dropout(pr, p, 9);
+    let o = t.matmul(pr, vv);
+    let o = t.permute(o, &[0, 2, 1, 3]);
+    t.reshape(o, &[b, l, d])
+}
+
+#[test]
+fn gradcheck_attention() {
+    let (b, l, d, h) = (2, 4, 6, 2);
+    let mask = attention_mask(b, l);
+    let qkv = |s| signed(&[b, l, d], 0.1, 1.0, s);
+    for p in [0.0, 0.3] {
+        let with_bias = [qkv(1), qkv(2), qkv(3), signed(&[h, l, l], 0.1, 1.0, 4)];
+        check(
+            &format!("attention with bias, dropout {p}"),
+            |t, v| {
+                t.attention(v[0], v[1], v[2], h, Some(v[3]), &mask, p, 9)
+                    .out
+            },
+            &with_bias,
+        );
+        check(
+            &format!("attention without bias, dropout {p}"),
+            |t, v| t.attention(v[0], v[1], v[2], h, None, &mask, p, 9).out,
+            &with_bias[..3],
+        );
+    }
+}
+
+#[test]
+fn fused_attention_equals_composed() {
+    let (b, l, d, h) = (3, 5, 8, 2);
+    let mask = attention_mask(b, l);
+    for p in [0.0, 0.25] {
+        let mut t: Tape = Tape::new();
+        let v: Vec<Var> = (0..4)
+            .map(|i| {
+                let s: &[usize] = if i < 3 { &[b, l, d] } else { &[h, l, l] };
+                t.leaf(signed(s, 0.1, 1.0, 20 + i as u64))
+            })
+            .collect();
+        let fused = t.attention(v[0], v[1], v[2], h, Some(v[3]), &mask, p, 9);
+        let composed = composed_attention(&mut t, &v, h, &mask, p);
+        let (a, c) = (t.value(fused.out).clone(), t.value(composed).clone());
+        assert!(a.shape == c.shape);
+        for (x, y) in a.data.iter().zip(&c.data) {
+            assert!((x - y).abs() < 1e-12, "dropout {p}: {x} vs {y}");
+        }
+        let w = t.constant(u(&[b, l, d], -1.0, 1.0, 5));
+        let (fa, fc) = (t.mul(fused.out, w), t.mul(composed, w));
+        let (sa, sc) = (t.sum(fa), t.sum(fc));
+        let (ga, gc) = (t.backward(sa), t.backward(sc));
+        for &x in &v {
+            let (ga, gc) = (ga.get(x).unwrap(), gc.get(x).unwrap());
+            for (x, y) in ga.data.iter().zip(&gc.data) {
+                assert!((x - y).abs() < 1e-12, "dropout {p}: gradient {x} vs {y}");
+            }
+        }
+        // Sequence 1, head 1, last query row: its masked last key.
+        let at = ((h + 1) * l + l - 1) * l + l - 1;
+        assert!(
+            t.value(fused.probs).data[at] == 0.0,
+            "a masked key gets zero weight"
+        );
+    }
+}

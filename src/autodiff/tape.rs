@@ -3,7 +3,7 @@
 //! Push order is already a topological order, so the reverse pass needs no graph search. Each
 //! node keeps only what its backward needs (the `Op` variant); the op families in `ops/` hold
 //! each forward next to its backward.
-use super::ops::{binary, elementwise, loss, matmul, nn, reduce, shape, softmax};
+use super::ops::{attention, binary, elementwise, loss, matmul, nn, reduce, shape, softmax};
 use crate::float::Float;
 use crate::tensor::Tensor;
 
@@ -87,6 +87,18 @@ pub(crate) enum Op<F> {
         probs: Vec<F>,
     },
     Mse(Var, Var),
+    // fused blocks
+    /// Multi-head attention; `probs` is the constant node holding the softmax output.
+    Attention {
+        q: Var,
+        k: Var,
+        v: Var,
+        bias: Option<Var>,
+        probs: Var,
+        heads: usize,
+        p: f64,
+        seed: u64,
+    },
 }
 
 struct Node<F> {
@@ -257,6 +269,16 @@ impl<F: Float> Tape<F> {
                 probs,
             } => loss::cross_entropy_backward(self, *logits, targets, probs, gi, g),
             &Op::Mse(a, b) => loss::mse_backward(self, a, b, gi, g),
+            &Op::Attention {
+                q,
+                k,
+                v,
+                bias,
+                probs,
+                heads,
+                p,
+                seed,
+            } => attention::attention_backward(self, (q, k, v), bias, probs, heads, p, seed, gi, g),
         }
     }
 }
@@ -293,6 +315,7 @@ fn op_inputs<F>(op: &Op<F>) -> Vec<Var> {
         | &Op::CrossEntropy { logits: a, .. } => vec![a],
         Op::Concat(xs, _) => xs.clone(),
         &Op::LayerNorm { x, gain, bias, .. } => vec![x, gain, bias],
+        &Op::Attention { q, k, v, bias, .. } => [q, k, v].into_iter().chain(bias).collect(),
     }
 }
 
@@ -372,6 +395,7 @@ mod tests {
             Op::Where { .. } => "fn gradcheck_where",
             Op::CrossEntropy { .. } => "fn gradcheck_cross_entropy",
             Op::Mse(..) => "fn gradcheck_mse",
+            Op::Attention { .. } => "fn gradcheck_attention",
         }
     }
 

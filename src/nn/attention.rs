@@ -6,7 +6,8 @@ use crate::params::{Bound, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
 
-/// The vars of one attention call that the probabilistic view reads back.
+/// The vars of one attention call that the probabilistic view reads back. With the fused op
+/// both are constants: read their values; gradients flow through the output.
 #[derive(Clone, Copy, Debug)]
 pub struct AttentionTrace {
     /// Content scores `q·k / sqrt(d_head)`, `[B, H, L, L]` (before bias and mask).
@@ -58,6 +59,23 @@ impl Attention {
         let shape = tape.shape(x).to_vec();
         let (b, l, d) = (shape[0], shape[1], shape[2]);
         let (h, dh) = (self.heads, d / self.heads);
+        let fused =
+            bias.is_none_or(|v| tape.shape(v) == [h, l, l]) && key_mask.shape == [b, 1, 1, l];
+        if fused {
+            let (q, k, v) = (
+                self.q.forward(tape, p, x),
+                self.k.forward(tape, p, x),
+                self.v.forward(tape, p, x),
+            );
+            let a = tape.attention(q, k, v, h, bias, key_mask, dropout, seed);
+            let out = self.o.forward(tape, p, a.out);
+            let trace = AttentionTrace {
+                context: a.context,
+                probs: a.probs,
+            };
+            return (out, trace);
+        }
+        // The composed form, for bias or mask shapes the fused op does not take.
         let split = |tape: &mut Tape<F>, lin: &Linear| {
             let y = lin.forward(tape, p, x);
             let y = tape.reshape(y, &[b, l, h, dh]);
