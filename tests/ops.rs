@@ -794,3 +794,85 @@ fn fused_attention_equals_composed() {
         );
     }
 }
+
+#[test]
+fn gradcheck_linear() {
+    for (i, s) in [&[4, 3][..], &[2, 3, 3], &[3]].iter().enumerate() {
+        let ins = [
+            signed(s, 0.1, 1.0, 60 + i as u64),
+            signed(&[3, 5], 0.1, 1.0, 70 + i as u64),
+            signed(&[5], 0.1, 1.0, 80 + i as u64),
+        ];
+        check(
+            &format!("linear {s:?}"),
+            |t, v| t.linear(v[0], v[1], v[2]),
+            &ins,
+        );
+    }
+}
+
+#[test]
+fn linear_equals_matmul_plus_bias_bit_for_bit() {
+    let mut t: Tape = Tape::new();
+    let x = t.leaf(signed(&[3, 70, 40], 0.1, 1.0, 1));
+    let w = t.leaf(signed(&[40, 90], 0.1, 1.0, 2));
+    let b = t.leaf(signed(&[90], 0.1, 1.0, 3));
+    let y = t.linear(x, w, b);
+    let x2 = t.reshape(x, &[210, 40]);
+    let m = t.matmul(x2, w);
+    let m = t.add(m, b);
+    let z = t.reshape(m, &[3, 70, 90]);
+    assert_eq!(t.value(y), t.value(z));
+    let wt = t.constant(u(&[3, 70, 90], -1.0, 1.0, 4));
+    let (py, pz) = (t.mul(y, wt), t.mul(z, wt));
+    let (sy, sz) = (t.sum(py), t.sum(pz));
+    let (gy, gz) = (t.backward(sy), t.backward(sz));
+    for v in [x, w, b] {
+        assert_eq!(gy.get(v), gz.get(v));
+    }
+}
+
+/// The fused ops take their parallel paths here; each must not depend on the thread count.
+fn fused_graph() -> Vec<u64> {
+    let mut t: Tape<f32> = Tape::new();
+    let (b, l, d, h) = (6, 40, 32, 4);
+    let x = t.leaf(Tensor::uniform(&[b, l, d], -1.0, 1.0, 1));
+    let w = t.leaf(Tensor::uniform(&[d, 3 * d], -0.3, 0.3, 2));
+    let c = t.leaf(Tensor::uniform(&[3 * d], -0.3, 0.3, 3));
+    let bias = t.leaf(Tensor::uniform(&[h, l, l], -1.0, 1.0, 4));
+    let y = t.linear(x, w, c);
+    let parts: Vec<Var> = (0..3).map(|i| t.slice(y, 2, i * d, (i + 1) * d)).collect();
+    let mask = Tensor::zeros(&[b, 1, 1, l]);
+    let a = t.attention(parts[0], parts[1], parts[2], h, Some(bias), &mask, 0.1, 3);
+    let g = t.gelu(a.out);
+    let s = t.sum(g);
+    let grads = t.backward(s);
+    let mut bits: Vec<u64> = t
+        .value(a.out)
+        .data
+        .iter()
+        .map(|v| v.to_bits() as u64)
+        .collect();
+    for v in [x, w, c, bias] {
+        bits.extend(
+            grads
+                .get(v)
+                .unwrap()
+                .data
+                .iter()
+                .map(|v| v.to_bits() as u64),
+        );
+    }
+    bits
+}
+
+#[test]
+fn fused_ops_are_bit_identical_at_one_and_two_threads() {
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    assert!(pool(1).install(fused_graph) == pool(2).install(fused_graph));
+}

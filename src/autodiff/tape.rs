@@ -88,6 +88,12 @@ pub(crate) enum Op<F> {
     },
     Mse(Var, Var),
     // fused blocks
+    /// `x W + b` over the last axis.
+    Linear {
+        x: Var,
+        w: Var,
+        b: Var,
+    },
     /// Multi-head attention; `probs` is the constant node holding the softmax output.
     Attention {
         q: Var,
@@ -269,6 +275,7 @@ impl<F: Float> Tape<F> {
                 probs,
             } => loss::cross_entropy_backward(self, *logits, targets, probs, gi, g),
             &Op::Mse(a, b) => loss::mse_backward(self, a, b, gi, g),
+            &Op::Linear { x, w, b } => matmul::linear_backward(self, (x, w, b), gi, g),
             &Op::Attention {
                 q,
                 k,
@@ -315,6 +322,7 @@ fn op_inputs<F>(op: &Op<F>) -> Vec<Var> {
         | &Op::CrossEntropy { logits: a, .. } => vec![a],
         Op::Concat(xs, _) => xs.clone(),
         &Op::LayerNorm { x, gain, bias, .. } => vec![x, gain, bias],
+        &Op::Linear { x, w, b } => vec![x, w, b],
         &Op::Attention { q, k, v, bias, .. } => [q, k, v].into_iter().chain(bias).collect(),
     }
 }
@@ -395,6 +403,7 @@ mod tests {
             Op::Where { .. } => "fn gradcheck_where",
             Op::CrossEntropy { .. } => "fn gradcheck_cross_entropy",
             Op::Mse(..) => "fn gradcheck_mse",
+            Op::Linear { .. } => "fn gradcheck_linear",
             Op::Attention { .. } => "fn gradcheck_attention",
         }
     }
