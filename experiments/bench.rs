@@ -1,4 +1,4 @@
-//! `bench`: time training steps (forward, backward, Adam) of the benchmark configs.
+//! `bench`: training-step timings of the benchmark configs, GEMM throughput, and a scaling sweep.
 use at5::cli::{init_threads, usage_error};
 use at5::nn::{
     Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model, ModelConfig, OutputKind,
@@ -6,34 +6,52 @@ use at5::nn::{
 };
 use at5::optim::{Adam, AdamConfig};
 use at5::position::BiasConfig;
-use at5::{ParamStore, Tape};
+use at5::{ParamStore, Tape, Tensor};
 use clap::Parser;
-use rand::{RngExt, SeedableRng, rngs::StdRng};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
 use std::time::Instant;
 
-/// Time training steps of a benchmark config on random inputs.
+/// Time training steps (forward, backward, Adam) of a benchmark config on a random batch.
 #[derive(Parser, Debug)]
-#[command(name = "bench", version)]
+#[command(name = "bench")]
 struct Cli {
-    /// A (adding, L=100, D=256), B (classes, L=50, D=256), C (L=500, D=128, 2 layers), T (tiny).
+    /// A (adding, L=100, B=64, D=256), B (classes, L=50), C (classes, L=500, 2 layers), T (tiny).
     #[arg(long, default_value = "A")]
     config: String,
-    /// Bias family (A defaults to at5 with l1=15, l2=2).
+    /// Position bias: none, t5 or at5.
     #[arg(long, default_value = "at5")]
     bias: String,
-    #[arg(long, default_value_t = 0)]
+    /// Worker threads (0: all cores).
+    #[arg(long, default_value_t = 2)]
     threads: usize,
+    /// Timed steps after warm-up.
     #[arg(long, default_value_t = 20)]
     steps: usize,
     #[arg(long, default_value_t = 3)]
     warmup: usize,
+    /// Override the config's sequence length.
+    #[arg(long)]
+    seq_len: Option<usize>,
+    /// Override the config's batch size.
+    #[arg(long)]
+    batch: Option<usize>,
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// GEMM GFLOP/s for square sizes and the model's shapes instead of training steps.
+    #[arg(long)]
+    gemm: bool,
+    /// Step time of config A's model over L and B, with fitted exponents.
+    #[arg(long)]
+    scaling: bool,
 }
 
+/// The shape of one benchmark config.
+#[derive(Clone, Copy, Debug)]
 struct Shape {
-    regression: bool,
+    name: &'static str,
+    adding: bool,
     l: usize,
     b: usize,
     d: usize,
@@ -42,9 +60,10 @@ struct Shape {
     layers: usize,
 }
 
-fn shape(name: &str) -> Option<Shape> {
-    let s = |regression, l, b, d, h, ffn, layers| Shape {
-        regression,
+fn shape(name: &str) -> Result<Shape, String> {
+    let s = |name, adding, l, b, d, h, ffn, layers| Shape {
+        name,
+        adding,
         l,
         b,
         d,
@@ -52,57 +71,44 @@ fn shape(name: &str) -> Option<Shape> {
         ffn,
         layers,
     };
-    Some(match name {
-        "A" => s(true, 100, 64, 256, 8, 512, 1),
-        "B" => s(false, 50, 64, 256, 8, 512, 1),
-        "C" => s(false, 500, 32, 128, 4, 256, 2),
-        "T" => s(false, 16, 8, 32, 4, 64, 1),
-        _ => return None,
+    Ok(match name {
+        "A" | "a" => s("A", true, 100, 64, 256, 8, 512, 1),
+        "B" | "b" => s("B", false, 50, 64, 256, 8, 512, 1),
+        "C" | "c" => s("C", false, 500, 32, 128, 4, 256, 2),
+        "T" | "t" => s("T", false, 16, 8, 32, 4, 64, 1),
+        other => return Err(format!("--config {other}: expected A, B, C or T")),
     })
 }
 
-/// Forward GEMM FLOPs of one step (projections, attention products, FFN, input and head);
-/// backward costs twice the forward, so a step is 3× this.
-fn forward_flops(s: &Shape) -> f64 {
-    let (b, l, d, f) = (s.b as f64, s.l as f64, s.d as f64, s.ffn as f64);
-    let per_layer =
-        2.0 * b * l * d * d * 4.0 + 2.0 * b * l * l * d * 2.0 + 2.0 * b * l * d * f * 2.0;
-    per_layer * s.layers as f64 + 2.0 * b * l * 2.0 * d
+fn bias_config(name: &str, l: usize) -> Result<BiasConfig, String> {
+    Ok(match name {
+        "none" => BiasConfig::None,
+        // HF's defaults with max_distance = L, as the PyTorch peer uses.
+        "t5" => BiasConfig::T5 {
+            num_buckets: 32,
+            max_distance: l,
+            bidirectional: true,
+        },
+        "at5" => BiasConfig::At5 {
+            slope_min: 1.0,
+            slope_max: 10.0,
+            l1: 15,
+            l2: 2,
+            init_std: 0.01,
+            dropout: 0.0,
+        },
+        other => return Err(format!("--bias {other}: expected none, t5 or at5")),
+    })
 }
 
-fn peak_rss_mb() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
-fn median(xs: &mut [f64]) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
-}
-
-fn main() {
-    let cli = Cli::parse();
-    init_threads(cli.threads);
-    let s = shape(&cli.config)
-        .unwrap_or_else(|| usage_error(format!("--config {}: expected A, B, C or T", cli.config)));
-    let mut bias = BiasConfig::from_name(&cli.bias).unwrap_or_else(|e| usage_error(e));
-    if let BiasConfig::T5 { max_distance, .. } = &mut bias {
-        *max_distance = s.l.max(16);
-    }
-    if cli.steps == 0 {
-        usage_error("--steps must be at least 1");
-    }
-    let cfg = ModelConfig {
-        input: if s.regression {
+fn model_config(s: &Shape, bias: BiasConfig) -> ModelConfig {
+    ModelConfig {
+        input: if s.adding {
             InputKind::Features { dim: 2 }
         } else {
             InputKind::Tokens { vocab: 8 }
         },
-        output: if s.regression {
+        output: if s.adding {
             OutputKind::Regression
         } else {
             OutputKind::Classes(2)
@@ -116,81 +122,384 @@ fn main() {
         bias_scope: BiasScope::Shared,
         pooling: Pooling::Last,
         dropout: Dropouts::NONE,
-    };
-    let mut store = ParamStore::<f32>::new();
-    let model = Model::new(cfg, &mut store, 1).unwrap_or_else(|e| usage_error(e));
-    let mut adam = Adam::<f32>::new(AdamConfig::tf(1e-3), &store);
-    let rng = &mut StdRng::seed_from_u64(7);
-    let n = s.b * s.l;
-    let (input, targets) = if s.regression {
-        let x = (0..n * 2).map(|_| rng.random_range(-1.0..1.0)).collect();
-        (
-            BatchInput::Features(x),
-            Targets::Real((0..s.b).map(|_| rng.random_range(0.0..1.0)).collect()),
-        )
+    }
+}
+
+/// A fixed random batch: (value, marker) pairs with two markers for adding, tokens otherwise.
+fn random_batch(s: &Shape, seed: u64) -> (Batch, Targets) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (b, l) = (s.b, s.l);
+    let pad = vec![false; b * l];
+    if s.adding {
+        let mut x = vec![0.0; b * l * 2];
+        let mut y = Vec::with_capacity(b);
+        for r in 0..b {
+            let half = (l / 2).max(1);
+            let (i1, i2) = (rng.random_range(0..half), rng.random_range(half..l));
+            let mut sum = 0.0;
+            for t in 0..l {
+                let v: f64 = rng.random();
+                x[(r * l + t) * 2] = v;
+                if t == i1 || t == i2 {
+                    x[(r * l + t) * 2 + 1] = 1.0;
+                    sum += v;
+                }
+            }
+            y.push(sum);
+        }
+        let batch = Batch {
+            b,
+            l,
+            input: BatchInput::Features(x),
+            pad,
+        };
+        (batch, Targets::Real(y))
     } else {
-        let ids = (0..n).map(|_| rng.random_range(1..8)).collect();
-        (
-            BatchInput::Tokens(ids),
-            Targets::Classes((0..s.b).map(|_| rng.random_range(0..2)).collect()),
-        )
-    };
-    let batch = Batch {
-        b: s.b,
-        l: s.l,
-        input,
-        pad: vec![false; n],
-    };
+        let ids = (0..b * l).map(|_| rng.random_range(0..8)).collect();
+        let y = (0..b).map(|_| rng.random_range(0..2)).collect();
+        let batch = Batch {
+            b,
+            l,
+            input: BatchInput::Tokens(ids),
+            pad,
+        };
+        (batch, Targets::Classes(y))
+    }
+}
+
+/// FLOPs of one forward's matrix products (2·m·n·k each); a training step is counted as 3×.
+fn forward_flops(s: &Shape) -> f64 {
+    let (b, l, d, h, f) = (s.b as f64, s.l as f64, s.d as f64, s.h as f64, s.ffn as f64);
+    let rows = b * l;
+    let dh = d / h;
+    let per_layer = 2.0 * rows * d * (4.0 * d) // q, k, v, o projections
+        + 2.0 * 2.0 * rows * d * f // two FFN products
+        + 2.0 * 2.0 * b * h * l * l * dh; // q·kᵀ and probs·v
+    let embed = if s.adding { 2.0 * rows * 2.0 * d } else { 0.0 };
+    let classes = if s.adding { 1.0 } else { 2.0 };
+    embed + s.layers as f64 * per_layer + 2.0 * b * d * classes
+}
+
+/// Kilobytes of a `/proc/self/status` field such as `VmHWM` (peak RSS) or `VmRSS`.
+fn proc_status_kb(field: &str) -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// Per-step timings in milliseconds.
+struct Timings {
+    total: Vec<f64>,
+    forward: Vec<f64>,
+    backward: Vec<f64>,
+    optimizer: Vec<f64>,
+    rss_after_warmup_mb: f64,
+    rss_end_mb: f64,
+    params: usize,
+    loss: f64,
+}
+
+fn run_steps(s: &Shape, bias: &str, warmup: usize, steps: usize) -> Result<Timings, String> {
+    let config = model_config(s, bias_config(bias, s.l)?);
+    let mut store = ParamStore::<f32>::new();
+    let model = Model::new(config, &mut store, 7)?;
+    let mut adam = Adam::<f32>::new(AdamConfig::tf(1e-3), &store);
+    let (batch, targets) = random_batch(s, 11);
+    model.check_batch(&batch)?;
     let mut tape = Tape::<f32>::new();
-    let (mut fw, mut bw, mut op, mut total) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for step in 0..cli.warmup + cli.steps {
+    let opts = ForwardOpts::default();
+    let mut t = Timings {
+        total: Vec::with_capacity(steps),
+        forward: Vec::with_capacity(steps),
+        backward: Vec::with_capacity(steps),
+        optimizer: Vec::with_capacity(steps),
+        rss_after_warmup_mb: 0.0,
+        rss_end_mb: 0.0,
+        params: store.num_scalars(),
+        loss: f64::NAN,
+    };
+    for i in 0..warmup + steps {
+        if i == warmup {
+            t.rss_after_warmup_mb = proc_status_kb("VmRSS").unwrap_or(f64::NAN) / 1024.0;
+        }
         let t0 = Instant::now();
         tape.clear();
         let p = store.bind(&mut tape);
-        let out = model
-            .forward(&mut tape, &p, &batch, &ForwardOpts::default())
-            .output;
+        let out = model.forward(&mut tape, &p, &batch, &opts).output;
         let loss = model.loss(&mut tape, out, &targets);
         let t1 = Instant::now();
-        let g = tape.backward(loss);
+        let grads = tape.backward(loss);
         let t2 = Instant::now();
-        let grads = store.grads(&p, &g);
-        adam.update(&mut store, &grads);
+        let g = store.grads(&p, &grads);
+        adam.update(&mut store, &g);
+        model.project(&mut store);
+        drop(grads);
         let t3 = Instant::now();
-        if step >= cli.warmup {
+        t.loss = tape.value(loss).data[0] as f64;
+        if i >= warmup {
             let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
-            fw.push(ms(t0, t1));
-            bw.push(ms(t1, t2));
-            op.push(ms(t2, t3));
-            total.push(ms(t0, t3));
+            t.total.push(ms(t0, t3));
+            t.forward.push(ms(t0, t1));
+            t.backward.push(ms(t1, t2));
+            t.optimizer.push(ms(t2, t3));
         }
     }
-    let (mn, mx) = (
-        total.iter().copied().fold(f64::INFINITY, f64::min),
-        total.iter().copied().fold(0.0, f64::max),
+    t.rss_end_mb = proc_status_kb("VmRSS").unwrap_or(f64::NAN) / 1024.0;
+    Ok(t)
+}
+
+fn bench_steps(cli: &Cli, threads: usize) -> Result<(), String> {
+    let mut s = shape(&cli.config)?;
+    if let Some(l) = cli.seq_len {
+        s.l = l;
+    }
+    if let Some(b) = cli.batch {
+        s.b = b;
+    }
+    let mut t = run_steps(&s, &cli.bias, cli.warmup, cli.steps.max(1))?;
+    let step_flops = 3.0 * forward_flops(&s);
+    let (min, max) = (
+        t.total.iter().copied().fold(f64::INFINITY, f64::min),
+        t.total.iter().copied().fold(0.0, f64::max),
     );
-    let ms = median(&mut total);
-    let flops = 3.0 * forward_flops(&s);
-    let gflops = flops / (ms * 1e-3) / 1e9;
-    let threads = rayon::current_num_threads();
-    let (f, b, o) = (median(&mut fw), median(&mut bw), median(&mut op));
+    let ms = median(&mut t.total);
+    let (fwd, bwd, opt) = (
+        median(&mut t.forward),
+        median(&mut t.backward),
+        median(&mut t.optimizer),
+    );
+    let gflops = step_flops / (ms * 1e-3) / 1e9;
+    let peak = proc_status_kb("VmHWM").unwrap_or(f64::NAN) / 1024.0;
     if cli.json {
-        println!(
-            "{{\"config\":\"{}\",\"bias\":\"{}\",\"threads\":{threads},\"ms_per_step\":{ms:.3},\"min_ms\":{mn:.3},\"max_ms\":{mx:.3},\"forward_ms\":{f:.3},\"backward_ms\":{b:.3},\"optimizer_ms\":{o:.3},\"gflop_per_step\":{:.3},\"gflops\":{gflops:.2},\"peak_rss_mb\":{:.1}}}",
-            cli.config,
-            cli.bias,
-            flops / 1e9,
-            peak_rss_mb()
-        );
+        let v = serde_json::json!({
+            "config": s.name, "bias": cli.bias, "threads": threads,
+            "L": s.l, "B": s.b, "D": s.d, "H": s.h, "F": s.ffn, "N": s.layers,
+            "steps": cli.steps, "warmup": cli.warmup, "params": t.params,
+            "ms_per_step": ms, "min_ms": min, "max_ms": max,
+            "forward_ms": fwd, "backward_ms": bwd, "optimizer_ms": opt,
+            "gflop_per_step": step_flops / 1e9, "gflops": gflops,
+            "peak_rss_mb": peak, "rss_after_warmup_mb": t.rss_after_warmup_mb,
+            "rss_end_mb": t.rss_end_mb, "final_loss": t.loss,
+        });
+        println!("{v}");
     } else {
         println!(
-            "config {} ({}), {threads} threads, {} steps after {} warm-up:\n  median {ms:.2} ms/step (min {mn:.2}, max {mx:.2}); forward {f:.2}, backward {b:.2}, optimizer {o:.2}\n  {:.2} GFLOP/step (GEMMs, counted analytically) → {gflops:.1} GFLOP/s; peak RSS {:.0} MB",
-            cli.config,
-            cli.bias,
-            cli.steps,
-            cli.warmup,
-            flops / 1e9,
-            peak_rss_mb()
+            "config {} (L={} B={} D={} H={} F={} N={}), bias {}, {} threads, {} params",
+            s.name, s.l, s.b, s.d, s.h, s.ffn, s.layers, cli.bias, threads, t.params
         );
+        println!(
+            "step: median {ms:.2} ms (min {min:.2}, max {max:.2}) over {} steps after {} warm-up",
+            cli.steps, cli.warmup
+        );
+        println!("split: forward {fwd:.2} ms, backward {bwd:.2} ms, optimizer {opt:.2} ms");
+        println!(
+            "model FLOPs: {:.4} GFLOP/step (3 × forward GEMMs) → {gflops:.1} GFLOP/s",
+            step_flops / 1e9
+        );
+        println!(
+            "peak RSS {peak:.1} MB; RSS after warm-up {:.1} MB, at end {:.1} MB",
+            t.rss_after_warmup_mb, t.rss_end_mb
+        );
+    }
+    Ok(())
+}
+
+/// Median GFLOP/s of the engine's matmul op for `[batch.., m, k] x [batch.., k, n]`.
+fn gemm_gflops(batch: &[usize], m: usize, k: usize, n: usize, tb: bool) -> f64 {
+    let mut sa = batch.to_vec();
+    sa.extend([m, k]);
+    let mut sb = batch.to_vec();
+    sb.extend(if tb { [n, k] } else { [k, n] });
+    let a = Tensor::<f32>::uniform(&sa, -1.0, 1.0, 1);
+    let b = Tensor::<f32>::uniform(&sb, -1.0, 1.0, 2);
+    let count: usize = batch.iter().product();
+    let flops = 2.0 * (count * m * n * k) as f64;
+    let reps = ((2e9 / flops) as usize).clamp(3, 200);
+    let mut tape = Tape::<f32>::eval();
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps + 1 {
+        tape.clear();
+        let (x, y) = (tape.constant(a.clone()), tape.constant(b.clone()));
+        let t0 = Instant::now();
+        let z = tape.matmul_t(x, y, false, tb);
+        times.push(t0.elapsed().as_secs_f64());
+        std::hint::black_box(tape.value(z));
+    }
+    flops / median(&mut times[1..]) / 1e9
+}
+
+fn bench_gemm(cli: &Cli, threads: usize) {
+    let mut rows = Vec::new();
+    for n in [128, 256, 512, 1024] {
+        rows.push((format!("square {n}"), gemm_gflops(&[], n, n, n, false)));
+    }
+    let a = shape("A").expect("config A");
+    let (bl, d, f, h, l) = (a.b * a.l, a.d, a.ffn, a.h, a.l);
+    let dh = d / h;
+    let shapes: [(String, Vec<usize>, usize, usize, usize, bool); 5] = [
+        (
+            format!("A proj [{bl},{d}]x[{d},{d}]"),
+            vec![],
+            bl,
+            d,
+            d,
+            false,
+        ),
+        (
+            format!("A ffn.in [{bl},{d}]x[{d},{f}]"),
+            vec![],
+            bl,
+            d,
+            f,
+            false,
+        ),
+        (
+            format!("A ffn.out [{bl},{f}]x[{f},{d}]"),
+            vec![],
+            bl,
+            f,
+            d,
+            false,
+        ),
+        (
+            format!("A q·kᵀ [{},{h},{l},{dh}]x[..,{dh},{l}]", a.b),
+            vec![a.b, h],
+            l,
+            dh,
+            l,
+            true,
+        ),
+        (
+            format!("A probs·v [{},{h},{l},{l}]x[..,{l},{dh}]", a.b),
+            vec![a.b, h],
+            l,
+            l,
+            dh,
+            false,
+        ),
+    ];
+    for (name, batch, m, k, n, tb) in shapes {
+        rows.push((name, gemm_gflops(&batch, m, k, n, tb)));
+    }
+    if cli.json {
+        let v: serde_json::Map<String, serde_json::Value> = rows
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::json!(v)))
+            .collect();
+        println!("{}", serde_json::json!({"threads": threads, "gflops": v}));
+    } else {
+        println!("engine matmul, f32, {threads} threads (median GFLOP/s)");
+        for (name, g) in rows {
+            println!("{name:<40} {g:>8.1}");
+        }
+    }
+}
+
+/// Least-squares slope of log(y) on log(x).
+fn loglog_slope(x: &[f64], y: &[f64]) -> f64 {
+    let lx: Vec<f64> = x.iter().map(|v| v.ln()).collect();
+    let ly: Vec<f64> = y.iter().map(|v| v.ln()).collect();
+    let n = lx.len() as f64;
+    let (mx, my) = (lx.iter().sum::<f64>() / n, ly.iter().sum::<f64>() / n);
+    let sxy: f64 = lx.iter().zip(&ly).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = lx.iter().map(|a| (a - mx) * (a - mx)).sum();
+    sxy / sxx
+}
+
+fn bench_scaling(cli: &Cli, threads: usize) -> Result<(), String> {
+    let base = shape("A")?;
+    let steps = cli.steps.clamp(1, 5);
+    let measure = |l: usize, b: usize| -> Result<(f64, f64), String> {
+        let s = Shape { l, b, ..base };
+        let mut t = run_steps(&s, &cli.bias, 1, steps)?;
+        let attn = 4.0 * (s.b * s.h * l * l * (s.d / s.h)) as f64;
+        Ok((median(&mut t.total), attn / forward_flops(&s)))
+    };
+    println!(
+        "config A's model (D=256 H=8 F=512 N=1, bias {}), {threads} threads, median of {steps} steps",
+        cli.bias
+    );
+    println!("| L | B | ms/step | µs per sequence-position | attention share of FLOPs |");
+    println!("|---|---|---|---|---|");
+    let ls = [50usize, 100, 200, 500, 1000];
+    let mut tl = Vec::new();
+    for &l in &ls {
+        let b = if l >= 1000 { 16 } else { base.b };
+        let (ms, share) = measure(l, b)?;
+        println!(
+            "| {l} | {b} | {ms:.1} | {:.2} | {:.0}% |",
+            ms * 1e3 / (b * l) as f64,
+            share * 100.0
+        );
+        // Normalise to B=64 so the L fit sees one batch size (step time is linear in B).
+        tl.push(ms * base.b as f64 / b as f64);
+    }
+    let bs = [8usize, 16, 32, 64, 128];
+    let mut tb = Vec::new();
+    for &b in &bs {
+        let (ms, share) = measure(base.l, b)?;
+        println!(
+            "| {} | {b} | {ms:.1} | {:.2} | {:.0}% |",
+            base.l,
+            ms * 1e3 / (b * base.l) as f64,
+            share * 100.0
+        );
+        tb.push(ms);
+    }
+    let lf: Vec<f64> = ls.iter().map(|&v| v as f64).collect();
+    let bf: Vec<f64> = bs.iter().map(|&v| v as f64).collect();
+    println!(
+        "fitted exponents: time ∝ L^{:.2} (all L), L^{:.2} (L ≤ 200), L^{:.2} (L ≥ 200); B^{:.2}",
+        loglog_slope(&lf, &tl),
+        loglog_slope(&lf[..3], &tl[..3]),
+        loglog_slope(&lf[2..], &tl[2..]),
+        loglog_slope(&bf, &tb)
+    );
+    // time(L) ≈ a·L + c·L² at fixed B: the quadratic (attention) term overtakes at L = a / c.
+    let (mut s11, mut s12, mut s22, mut r1, mut r2) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for (&l, &t) in lf.iter().zip(&tl) {
+        let (x1, x2) = (l, l * l);
+        s11 += x1 * x1;
+        s12 += x1 * x2;
+        s22 += x2 * x2;
+        r1 += x1 * t;
+        r2 += x2 * t;
+    }
+    let det = s11 * s22 - s12 * s12;
+    let a = (r1 * s22 - r2 * s12) / det;
+    let c = (s11 * r2 - s12 * r1) / det;
+    println!(
+        "fit at B=64: {a:.4}·L + {c:.6}·L² ms; the L² (attention) term dominates beyond L ≈ {:.0}",
+        a / c
+    );
+    Ok(())
+}
+
+fn main() {
+    let cli = Cli::parse();
+    init_threads(cli.threads);
+    let threads = rayon::current_num_threads();
+    let r = if cli.gemm {
+        bench_gemm(&cli, threads);
+        Ok(())
+    } else if cli.scaling {
+        bench_scaling(&cli, threads)
+    } else {
+        bench_steps(&cli, threads)
+    };
+    if let Err(e) = r {
+        usage_error(e);
     }
 }

@@ -707,58 +707,172 @@ proptest! {
     }
 }
 
-/// A `[B, 1, 1, L]`-style key mask with -inf at the last key of every other batch row.
-fn key_mask_of(shape: &[usize]) -> Tensor {
-    let (b, l) = (shape[0], *shape.last().unwrap());
-    let mut m = vec![0.0; b * l];
-    for r in (0..b).step_by(2) {
-        m[r * l + l - 1] = f64::NEG_INFINITY;
-    }
-    let mut ms = vec![1; shape.len()];
-    ms[0] = b;
-    *ms.last_mut().unwrap() = l;
-    Tensor::from_vec(&ms, m)
+/// `[B, 1, 1, L]` with -inf on the last key of the second sequence.
+fn attention_mask(b: usize, l: usize) -> Tensor {
+    let mut m = Tensor::zeros(&[b, 1, 1, l]);
+    m.data[2 * l - 1] = f64::NEG_INFINITY;
+    m
+}
+
+/// The composed ops the fused attention replaces, heads split by reshape and permute.
+fn composed_attention(t: &mut Tape, v: &[Var], h: usize, mask: &Tensor, p: f64) -> Var {
+    let s = t.shape(v[0]).to_vec();
+    let (b, l, d) = (s[0], s[1], s[2]);
+    let split = |t: &mut Tape, x: Var| {
+        let y = t.reshape(x, &[b, l, h, d / h]);
+        t.permute(y, &[0, 2, 1, 3])
+    };
+    let (q, k, vv) = (split(t, v[0]), split(t, v[1]), split(t, v[2]));
+    let qk = t.matmul_t(q, k, false, true);
+    let c = t.scale(qk, 1.0 / ((d / h) as f64).sqrt());
+    let c = if v.len() > 3 { t.add(c, v[3]) } else { c };
+    let c = t.add_mask(c, mask);
+    let pr = t.softmax(c);
+    let pr = t.dropout(pr, p, 9);
+    let o = t.matmul(pr, vv);
+    let o = t.permute(o, &[0, 2, 1, 3]);
+    t.reshape(o, &[b, l, d])
 }
 
 #[test]
-fn gradcheck_scaled_softmax() {
-    for (xs, bs) in [
-        (vec![2, 3, 4, 4], vec![3, 4, 4]),
-        (vec![3, 2, 5], vec![2, 5]),
-        (vec![2, 1, 3, 6], vec![1, 3, 6]),
-    ] {
-        let mask = key_mask_of(&xs);
-        let x = u(&xs, -2.0, 2.0, 31);
-        let b = u(&bs, -1.0, 1.0, 32);
-        let m = mask.clone();
+fn gradcheck_attention() {
+    let (b, l, d, h) = (2, 4, 6, 2);
+    let mask = attention_mask(b, l);
+    let qkv = |s| signed(&[b, l, d], 0.1, 1.0, s);
+    for p in [0.0, 0.3] {
+        let with_bias = [qkv(1), qkv(2), qkv(3), signed(&[h, l, l], 0.1, 1.0, 4)];
         check(
-            "scaled_softmax",
-            |t, v| t.scaled_softmax(v[0], 0.7, Some(v[1]), &m),
-            &[x.clone(), b],
+            &format!("attention with bias, dropout {p}"),
+            |t, v| {
+                t.attention(v[0], v[1], v[2], h, Some(v[3]), &mask, p, 9)
+                    .out
+            },
+            &with_bias,
         );
         check(
-            "scaled_softmax without bias",
-            |t, v| t.scaled_softmax(v[0], 1.3, None, &mask),
-            &[x],
+            &format!("attention without bias, dropout {p}"),
+            |t, v| t.attention(v[0], v[1], v[2], h, None, &mask, p, 9).out,
+            &with_bias[..3],
         );
     }
 }
 
 #[test]
-fn scaled_softmax_equals_the_composed_ops() {
-    let xs = [2, 3, 4, 5];
-    let mask = key_mask_of(&xs);
+fn fused_attention_equals_composed() {
+    let (b, l, d, h) = (3, 5, 8, 2);
+    let mask = attention_mask(b, l);
+    for p in [0.0, 0.25] {
+        let mut t: Tape = Tape::new();
+        let v: Vec<Var> = (0..4)
+            .map(|i| {
+                let s: &[usize] = if i < 3 { &[b, l, d] } else { &[h, l, l] };
+                t.leaf(signed(s, 0.1, 1.0, 20 + i as u64))
+            })
+            .collect();
+        let fused = t.attention(v[0], v[1], v[2], h, Some(v[3]), &mask, p, 9);
+        let composed = composed_attention(&mut t, &v, h, &mask, p);
+        let (a, c) = (t.value(fused.out).clone(), t.value(composed).clone());
+        assert!(a.shape == c.shape);
+        for (x, y) in a.data.iter().zip(&c.data) {
+            assert!((x - y).abs() < 1e-12, "dropout {p}: {x} vs {y}");
+        }
+        let w = t.constant(u(&[b, l, d], -1.0, 1.0, 5));
+        let (fa, fc) = (t.mul(fused.out, w), t.mul(composed, w));
+        let (sa, sc) = (t.sum(fa), t.sum(fc));
+        let (ga, gc) = (t.backward(sa), t.backward(sc));
+        for &x in &v {
+            let (ga, gc) = (ga.get(x).unwrap(), gc.get(x).unwrap());
+            for (x, y) in ga.data.iter().zip(&gc.data) {
+                assert!((x - y).abs() < 1e-12, "dropout {p}: gradient {x} vs {y}");
+            }
+        }
+        // Sequence 1, head 1, last query row: its masked last key.
+        let at = ((h + 1) * l + l - 1) * l + l - 1;
+        assert!(
+            t.value(fused.probs).data[at] == 0.0,
+            "a masked key gets zero weight"
+        );
+    }
+}
+
+#[test]
+fn gradcheck_linear() {
+    for (i, s) in [&[4, 3][..], &[2, 3, 3], &[3]].iter().enumerate() {
+        let ins = [
+            signed(s, 0.1, 1.0, 60 + i as u64),
+            signed(&[3, 5], 0.1, 1.0, 70 + i as u64),
+            signed(&[5], 0.1, 1.0, 80 + i as u64),
+        ];
+        check(
+            &format!("linear {s:?}"),
+            |t, v| t.linear(v[0], v[1], v[2]),
+            &ins,
+        );
+    }
+}
+
+#[test]
+fn linear_equals_matmul_plus_bias_bit_for_bit() {
     let mut t: Tape = Tape::new();
-    let x = t.leaf(u(&xs, -3.0, 3.0, 41));
-    let b = t.leaf(u(&[3, 4, 5], -2.0, 2.0, 42));
-    let fused = t.scaled_softmax(x, 0.5, Some(b), &mask);
-    let s = t.scale(x, 0.5);
-    let s = t.add(s, b);
-    let s = t.add_mask(s, &mask);
-    let composed = t.softmax(s);
-    for (p, q) in t.value(fused).data.iter().zip(&t.value(composed).data) {
-        assert!((p - q).abs() < 1e-14);
+    let x = t.leaf(signed(&[3, 70, 40], 0.1, 1.0, 1));
+    let w = t.leaf(signed(&[40, 90], 0.1, 1.0, 2));
+    let b = t.leaf(signed(&[90], 0.1, 1.0, 3));
+    let y = t.linear(x, w, b);
+    let x2 = t.reshape(x, &[210, 40]);
+    let m = t.matmul(x2, w);
+    let m = t.add(m, b);
+    let z = t.reshape(m, &[3, 70, 90]);
+    assert_eq!(t.value(y), t.value(z));
+    let wt = t.constant(u(&[3, 70, 90], -1.0, 1.0, 4));
+    let (py, pz) = (t.mul(y, wt), t.mul(z, wt));
+    let (sy, sz) = (t.sum(py), t.sum(pz));
+    let (gy, gz) = (t.backward(sy), t.backward(sz));
+    for v in [x, w, b] {
+        assert_eq!(gy.get(v), gz.get(v));
     }
-    // Masked keys get exactly zero weight.
-    assert_eq!(t.value(fused).data[4], 0.0);
+}
+
+/// The fused ops take their parallel paths here; each must not depend on the thread count.
+fn fused_graph() -> Vec<u64> {
+    let mut t: Tape<f32> = Tape::new();
+    let (b, l, d, h) = (6, 40, 32, 4);
+    let x = t.leaf(Tensor::uniform(&[b, l, d], -1.0, 1.0, 1));
+    let w = t.leaf(Tensor::uniform(&[d, 3 * d], -0.3, 0.3, 2));
+    let c = t.leaf(Tensor::uniform(&[3 * d], -0.3, 0.3, 3));
+    let bias = t.leaf(Tensor::uniform(&[h, l, l], -1.0, 1.0, 4));
+    let y = t.linear(x, w, c);
+    let parts: Vec<Var> = (0..3).map(|i| t.slice(y, 2, i * d, (i + 1) * d)).collect();
+    let mask = Tensor::zeros(&[b, 1, 1, l]);
+    let a = t.attention(parts[0], parts[1], parts[2], h, Some(bias), &mask, 0.1, 3);
+    let g = t.gelu(a.out);
+    let s = t.sum(g);
+    let grads = t.backward(s);
+    let mut bits: Vec<u64> = t
+        .value(a.out)
+        .data
+        .iter()
+        .map(|v| v.to_bits() as u64)
+        .collect();
+    for v in [x, w, c, bias] {
+        bits.extend(
+            grads
+                .get(v)
+                .unwrap()
+                .data
+                .iter()
+                .map(|v| v.to_bits() as u64),
+        );
+    }
+    bits
+}
+
+#[test]
+fn fused_ops_are_bit_identical_at_one_and_two_threads() {
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    assert!(pool(1).install(fused_graph) == pool(2).install(fused_graph));
 }

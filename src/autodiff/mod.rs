@@ -4,4 +4,5 @@ pub mod ops;
 pub mod tape;
 
 pub use gradcheck::{GradcheckReport, gradcheck};
+pub use ops::attention::AttentionVars;
 pub use tape::{Gradients, Tape, Var};

@@ -3,7 +3,7 @@
 //! Push order is already a topological order, so the reverse pass needs no graph search. Each
 //! node keeps only what its backward needs (the `Op` variant); the op families in `ops/` hold
 //! each forward next to its backward.
-use super::ops::{binary, elementwise, loss, matmul, nn, reduce, shape, softmax};
+use super::ops::{attention, binary, elementwise, loss, matmul, nn, reduce, shape, softmax};
 use crate::float::Float;
 use crate::tensor::Tensor;
 
@@ -57,13 +57,6 @@ pub(crate) enum Op<F> {
     // normalisers
     Softmax(Var),
     LogSoftmax(Var),
-    /// softmax(scale·x + bias + mask) over the last axis, attention's score path in one op;
-    /// `bias` repeats over x's leading axes (a suffix of x's shape).
-    ScaledSoftmax {
-        x: Var,
-        bias: Option<Var>,
-        scale: f64,
-    },
     LayerNorm {
         x: Var,
         gain: Var,
@@ -94,6 +87,24 @@ pub(crate) enum Op<F> {
         probs: Vec<F>,
     },
     Mse(Var, Var),
+    // fused blocks
+    /// `x W + b` over the last axis.
+    Linear {
+        x: Var,
+        w: Var,
+        b: Var,
+    },
+    /// Multi-head attention; `probs` is the constant node holding the softmax output.
+    Attention {
+        q: Var,
+        k: Var,
+        v: Var,
+        bias: Option<Var>,
+        probs: Var,
+        heads: usize,
+        p: f64,
+        seed: u64,
+    },
 }
 
 struct Node<F> {
@@ -261,9 +272,6 @@ impl<F: Float> Tape<F> {
             Op::MaxAxis(a, arg) => reduce::max_axis_backward(self, *a, arg, gi, g),
             &Op::Softmax(a) => softmax::softmax_backward(self, a, out, gi, g),
             &Op::LogSoftmax(a) => softmax::log_softmax_backward(self, a, out, gi, g),
-            &Op::ScaledSoftmax { x, bias, scale } => {
-                softmax::scaled_softmax_backward(self, x, bias, scale, out, gi, g)
-            }
             Op::LayerNorm {
                 x,
                 gain,
@@ -280,6 +288,17 @@ impl<F: Float> Tape<F> {
                 probs,
             } => loss::cross_entropy_backward(self, *logits, targets, probs, gi, g),
             &Op::Mse(a, b) => loss::mse_backward(self, a, b, gi, g),
+            &Op::Linear { x, w, b } => matmul::linear_backward(self, (x, w, b), gi, g),
+            &Op::Attention {
+                q,
+                k,
+                v,
+                bias,
+                probs,
+                heads,
+                p,
+                seed,
+            } => attention::attention_backward(self, (q, k, v), bias, probs, heads, p, seed, gi, g),
         }
     }
 }
@@ -315,8 +334,9 @@ fn op_inputs<F>(op: &Op<F>) -> Vec<Var> {
         | &Op::Dropout { x: a, .. }
         | &Op::CrossEntropy { logits: a, .. } => vec![a],
         Op::Concat(xs, _) => xs.clone(),
-        &Op::ScaledSoftmax { x, bias, .. } => std::iter::once(x).chain(bias).collect(),
         &Op::LayerNorm { x, gain, bias, .. } => vec![x, gain, bias],
+        &Op::Linear { x, w, b } => vec![x, w, b],
+        &Op::Attention { q, k, v, bias, .. } => [q, k, v].into_iter().chain(bias).collect(),
     }
 }
 
@@ -390,13 +410,14 @@ mod tests {
             Op::MaxAxis(..) => "fn gradcheck_max_axis",
             Op::Softmax(..) => "fn gradcheck_softmax",
             Op::LogSoftmax(..) => "fn gradcheck_log_softmax",
-            Op::ScaledSoftmax { .. } => "fn gradcheck_scaled_softmax",
             Op::LayerNorm { .. } => "fn gradcheck_layer_norm",
             Op::Embedding { .. } => "fn gradcheck_embedding",
             Op::Dropout { .. } => "fn gradcheck_dropout",
             Op::Where { .. } => "fn gradcheck_where",
             Op::CrossEntropy { .. } => "fn gradcheck_cross_entropy",
             Op::Mse(..) => "fn gradcheck_mse",
+            Op::Linear { .. } => "fn gradcheck_linear",
+            Op::Attention { .. } => "fn gradcheck_attention",
         }
     }
 

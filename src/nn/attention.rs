@@ -6,13 +6,12 @@ use crate::params::{Bound, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
 
-/// The vars of one attention call that the probabilistic view reads back.
+/// The vars of one attention call that the probabilistic view reads back. With the fused op
+/// both are constants: read their values; gradients flow through the output.
 #[derive(Clone, Copy, Debug)]
 pub struct AttentionTrace {
-    /// Raw content products `q·k`, `[B, H, L, L]`; the context scores are `scale` times these.
-    pub qk: Var,
-    /// `1 / sqrt(d_head)`.
-    pub scale: f64,
+    /// Content scores `q·k / sqrt(d_head)`, `[B, H, L, L]` (before bias and mask).
+    pub context: Var,
     /// Final attention (the posterior), `[B, H, L, L]`, before attention dropout.
     pub probs: Var,
 }
@@ -60,6 +59,23 @@ impl Attention {
         let shape = tape.shape(x).to_vec();
         let (b, l, d) = (shape[0], shape[1], shape[2]);
         let (h, dh) = (self.heads, d / self.heads);
+        let fused =
+            bias.is_none_or(|v| tape.shape(v) == [h, l, l]) && key_mask.shape == [b, 1, 1, l];
+        if fused {
+            let (q, k, v) = (
+                self.q.forward(tape, p, x),
+                self.k.forward(tape, p, x),
+                self.v.forward(tape, p, x),
+            );
+            let a = tape.attention(q, k, v, h, bias, key_mask, dropout, seed);
+            let out = self.o.forward(tape, p, a.out);
+            let trace = AttentionTrace {
+                context: a.context,
+                probs: a.probs,
+            };
+            return (out, trace);
+        }
+        // The composed form, for bias or mask shapes the fused op does not take.
         let split = |tape: &mut Tape<F>, lin: &Linear| {
             let y = lin.forward(tape, p, x);
             let y = tape.reshape(y, &[b, l, h, dh]);
@@ -71,15 +87,19 @@ impl Attention {
             split(tape, &self.v),
         );
         let qk = tape.matmul_t(q, k, false, true); // (B, H, L, L)
-        let scale = 1.0 / (dh as f64).sqrt();
-        // One fused op: no full-size intermediates for the scaled, biased and masked scores.
-        let probs = tape.scaled_softmax(qk, scale, bias, key_mask);
+        let context = tape.scale(qk, 1.0 / (dh as f64).sqrt());
+        let mut scores = context;
+        if let Some(bias) = bias {
+            scores = tape.add(scores, bias);
+        }
+        let scores = tape.add_mask(scores, key_mask);
+        let probs = tape.softmax(scores);
         let dropped = tape.dropout(probs, dropout, seed);
         let ctx = tape.matmul(dropped, v); // (B, H, L, dh)
         let ctx = tape.permute(ctx, &[0, 2, 1, 3]);
         let ctx = tape.reshape(ctx, &[b, l, d]);
         let out = self.o.forward(tape, p, ctx);
-        (out, AttentionTrace { qk, scale, probs })
+        (out, AttentionTrace { context, probs })
     }
 }
 

@@ -51,11 +51,7 @@ impl<F: Float> Model<F> {
             views.push(LayerView {
                 prior: tape.value(prior).cast(),
                 log_prior: tape.value(log_prior).cast(),
-                context: {
-                    let mut c: Tensor<f64> = tape.value(trace.qk).cast();
-                    c.data.iter_mut().for_each(|v| *v *= trace.scale);
-                    c
-                },
+                context: tape.value(trace.context).cast(),
                 posterior: tape.value(trace.probs).cast(),
             });
         }

@@ -43,13 +43,7 @@ impl Linear {
             "linear: input {shape:?}, weight [{}, {}]",
             self.d_in, self.d_out
         );
-        let rows = shape.iter().product::<usize>() / d.max(1);
-        let x2 = tape.reshape(x, &[rows, d]);
-        let y = tape.matmul(x2, p.var(self.w));
-        let y = tape.add(y, p.var(self.b));
-        let mut out = shape;
-        *out.last_mut().unwrap() = self.d_out;
-        tape.reshape(y, &out)
+        tape.linear(x, p.var(self.w), p.var(self.b))
     }
 }
 

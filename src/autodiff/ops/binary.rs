@@ -1,7 +1,9 @@
 //! Add, sub, mul, div with numpy broadcasting, and the one place broadcasting is undone.
+use super::{CHUNK, PAR_MIN};
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
+use rayon::prelude::*;
 
 /// The numpy broadcast of two shapes, or `None` when they do not broadcast.
 pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
@@ -50,23 +52,12 @@ pub(crate) fn for_each_broadcast(
     }
     let (sa, sb) = (strides_in(a, out), strides_in(b, out));
     let r = out.len();
-    if r == 0 {
-        f(0, 0, 0);
-        return;
-    }
-    // A tight loop over the last axis; the odometer only moves between rows.
-    let (len, ra, rb) = (out[r - 1], sa[r - 1], sb[r - 1]);
-    if len == 0 {
-        return;
-    }
     let mut idx = vec![0; r];
     let (mut ia, mut ib) = (0, 0);
-    for row in 0..n / len {
-        let i0 = row * len;
-        for k in 0..len {
-            f(i0 + k, ia + k * ra, ib + k * rb);
-        }
-        for d in (0..r - 1).rev() {
+    for i in 0..n {
+        f(i, ia, ib);
+        // odometer step: advance the last axis, carry into earlier ones
+        for d in (0..r).rev() {
             idx[d] += 1;
             ia += sa[d];
             ib += sb[d];
@@ -80,13 +71,28 @@ pub(crate) fn for_each_broadcast(
     }
 }
 
-/// Undo broadcasting: `dst (shape) += g (out)` summed over the broadcast axes.
+/// Undo broadcasting: `dst (shape) += g (out)` summed over the broadcast axes. Every element of
+/// dst collects its terms in increasing order of the flat output index, on every path.
 pub(crate) fn sum_to_shape<F: Float>(g: &[F], out: &[usize], dst: &mut [F], shape: &[usize]) {
     if shape == out {
         dst.iter_mut().zip(g).for_each(|(d, s)| *d += *s);
         return;
     }
+    if let Some(n) = row_broadcast(out, shape) {
+        for row in g.chunks(n) {
+            dst.iter_mut().zip(row).for_each(|(d, s)| *d += *s);
+        }
+        return;
+    }
     for_each_broadcast(out, shape, shape, |i, ia, _| dst[ia] += g[i]);
+}
+
+/// `Some(n)` when `shape` (n elements) is repeated over the leading axes of `out`: the
+/// `[rows, n] + [n]` case of a bias added to every row.
+fn row_broadcast(out: &[usize], shape: &[usize]) -> Option<usize> {
+    let shape = &shape[shape.iter().position(|&d| d != 1).unwrap_or(shape.len())..];
+    let lead = out.len().checked_sub(shape.len())?;
+    (out[lead..] == *shape).then(|| shape.iter().product())
 }
 
 impl<F: Float> Tape<F> {
@@ -96,7 +102,7 @@ impl<F: Float> Tape<F> {
         op: Op<F>,
         a: Var,
         b: Var,
-        f: impl Fn(F, F) -> F,
+        f: impl Fn(F, F) -> F + Sync,
     ) -> Var {
         let (x, y) = (self.value(a), self.value(b));
         let out = broadcast_shape(&x.shape, &y.shape).unwrap_or_else(|| {
@@ -106,9 +112,30 @@ impl<F: Float> Tape<F> {
             )
         });
         let mut data = vec![F::ZERO; out.iter().product()];
-        for_each_broadcast(&out, &x.shape, &y.shape, |i, ia, ib| {
-            data[i] = f(x.data[ia], y.data[ib])
-        });
+        if x.shape == out && y.shape == out {
+            let body = |(o, (x, y)): (&mut [F], (&[F], &[F]))| {
+                for ((o, &p), &q) in o.iter_mut().zip(x).zip(y) {
+                    *o = f(p, q);
+                }
+            };
+            if data.len() < PAR_MIN {
+                body((&mut data, (&x.data, &y.data)));
+            } else {
+                data.par_chunks_mut(CHUNK)
+                    .zip(x.data.par_chunks(CHUNK).zip(y.data.par_chunks(CHUNK)))
+                    .for_each(body);
+            }
+        } else if let (true, Some(n)) = (x.shape == out, row_broadcast(&out, &y.shape)) {
+            for (o, xr) in data.chunks_mut(n).zip(x.data.chunks(n)) {
+                for ((o, &p), &q) in o.iter_mut().zip(xr).zip(&y.data) {
+                    *o = f(p, q);
+                }
+            }
+        } else {
+            for_each_broadcast(&out, &x.shape, &y.shape, |i, ia, ib| {
+                data[i] = f(x.data[ia], y.data[ib])
+            });
+        }
         self.push(op, Tensor::from_vec(&out, data))
     }
     pub fn add(&mut self, a: Var, b: Var) -> Var {
@@ -169,6 +196,7 @@ fn backward_with<F: Float>(
     }
 }
 
+/// The gradient passes to both sides unchanged, summed back over broadcast axes.
 pub(crate) fn add_backward<F: Float>(
     t: &Tape<F>,
     a: Var,
@@ -177,8 +205,12 @@ pub(crate) fn add_backward<F: Float>(
     g: &[F],
     gr: &mut Grads<F>,
 ) {
-    pass_through(t, a, out, g, gr, false);
-    pass_through(t, b, out, g, gr, false);
+    for v in [a, b] {
+        let shape = &t.value(v).shape;
+        if let Some(d) = gr.slot(t, v) {
+            sum_to_shape(g, &out.shape, d, shape);
+        }
+    }
 }
 pub(crate) fn sub_backward<F: Float>(
     t: &Tape<F>,
@@ -188,30 +220,16 @@ pub(crate) fn sub_backward<F: Float>(
     g: &[F],
     gr: &mut Grads<F>,
 ) {
-    pass_through(t, a, out, g, gr, false);
-    pass_through(t, b, out, g, gr, true);
-}
-
-/// `d v += ±g` summed back to v's shape: add and sub need no elementwise derivative, so the
-/// gradient goes straight into the input's buffer with no full-size temporary.
-fn pass_through<F: Float>(
-    t: &Tape<F>,
-    v: Var,
-    out: &Tensor<F>,
-    g: &[F],
-    gr: &mut Grads<F>,
-    negate: bool,
-) {
-    if !t.needs_grad(v) {
-        return;
-    }
-    let shape = &t.value(v).shape;
-    let Some(d) = gr.slot(t, v) else { return };
-    if negate {
-        let neg: Vec<F> = g.iter().map(|&x| -x).collect();
-        sum_to_shape(&neg, &out.shape, d, shape);
-    } else {
+    let shape = &t.value(a).shape;
+    if let Some(d) = gr.slot(t, a) {
         sum_to_shape(g, &out.shape, d, shape);
+    }
+    if t.needs_grad(b) {
+        let neg: Vec<F> = g.iter().map(|&x| -x).collect();
+        let shape = &t.value(b).shape;
+        if let Some(d) = gr.slot(t, b) {
+            sum_to_shape(&neg, &out.shape, d, shape);
+        }
     }
 }
 pub(crate) fn mul_backward<F: Float>(

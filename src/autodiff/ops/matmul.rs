@@ -1,8 +1,9 @@
-//! Matrix products: 2-D and batched `[.., m, k] x [.., k, n]` with broadcast batch axes.
+//! Matrix products: 2-D and batched `[.., m, k] x [.., k, n]` with broadcast batch axes, and the
+//! fused affine map `x W + b` of a Linear layer.
 //!
 //! One strided GEMM serves the forward and both backward products: a transposed operand is the
 //! same buffer read with swapped strides, never a copy.
-use super::binary::{broadcast_shape, for_each_broadcast};
+use super::binary::{broadcast_shape, for_each_broadcast, sum_to_shape};
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
@@ -121,6 +122,87 @@ impl<F: Float> Tape<F> {
         let mut shape = batch;
         shape.extend([m, n]);
         self.push(Op::Matmul { a, b, ta, tb }, Tensor::from_vec(&shape, out))
+    }
+
+    /// `x W + b` over the last axis: x `[.., d_in]`, W `[d_in, d_out]`, b `[d_out]` →
+    /// `[.., d_out]`, one GEMM over all leading positions with the bias added in place.
+    pub fn linear(&mut self, x: Var, w: Var, b: Var) -> Var {
+        let (xv, wv, bv) = (self.value(x), self.value(w), self.value(b));
+        let d_in = *xv.shape.last().expect("linear: scalar input");
+        assert!(
+            wv.shape.len() == 2 && wv.shape[0] == d_in && bv.shape == [wv.shape[1]],
+            "linear: input {:?}, weight {:?}, bias {:?}",
+            xv.shape,
+            wv.shape,
+            bv.shape
+        );
+        let d_out = wv.shape[1];
+        let rows = xv.len() / d_in.max(1);
+        let mut out = vec![F::ZERO; rows * d_out];
+        gemm(
+            rows,
+            d_in,
+            d_out,
+            &xv.data,
+            false,
+            &wv.data,
+            false,
+            &mut out,
+            F::ZERO,
+            true,
+        );
+        if d_out > 0 {
+            for row in out.chunks_mut(d_out) {
+                row.iter_mut().zip(&bv.data).for_each(|(o, &c)| *o += c);
+            }
+        }
+        let mut shape = xv.shape.clone();
+        *shape.last_mut().unwrap() = d_out;
+        self.push(Op::Linear { x, w, b }, Tensor::from_vec(&shape, out))
+    }
+}
+
+/// dx = G Wᵀ, dW = xᵀ G, db = G summed over rows (in row order), as the composed
+/// `matmul` + broadcast `add` would give them.
+pub(crate) fn linear_backward<F: Float>(
+    tape: &Tape<F>,
+    (x, w, b): (Var, Var, Var),
+    g: &[F],
+    grads: &mut Grads<F>,
+) {
+    let (xv, wv) = (tape.value(x), tape.value(w));
+    let (d_in, d_out) = (wv.shape[0], wv.shape[1]);
+    let rows = xv.len() / d_in.max(1);
+    if let Some(dx) = grads.slot(tape, x) {
+        gemm(
+            rows,
+            d_out,
+            d_in,
+            g,
+            false,
+            &wv.data,
+            true,
+            dx,
+            F::ONE,
+            true,
+        );
+    }
+    if let Some(dw) = grads.slot(tape, w) {
+        gemm(
+            d_in,
+            rows,
+            d_out,
+            &xv.data,
+            true,
+            g,
+            false,
+            dw,
+            F::ONE,
+            true,
+        );
+    }
+    if let Some(db) = grads.slot(tape, b) {
+        sum_to_shape(g, &[rows, d_out], db, &[d_out]);
     }
 }
 

@@ -1,4 +1,5 @@
 //! Op families: each file holds its forwards (as `Tape` methods) next to their backwards.
+pub mod attention;
 pub mod binary;
 pub mod elementwise;
 pub mod loss;

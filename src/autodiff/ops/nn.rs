@@ -13,7 +13,7 @@ type RowPair<'a, F> = ((&'a mut [F], &'a [F]), &'a mut (F, F));
 const ROWS: usize = 32;
 
 /// The keep-mask of a dropout with drop probability `p`, regenerated identically from `seed`.
-fn dropout_keep(n: usize, p: f64, seed: u64) -> impl Iterator<Item = bool> {
+pub(crate) fn dropout_keep(n: usize, p: f64, seed: u64) -> impl Iterator<Item = bool> {
     let mut rng = StdRng::seed_from_u64(seed);
     (0..n).map(move |_| rng.random::<f64>() >= p)
 }

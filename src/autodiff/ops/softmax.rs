@@ -46,50 +46,6 @@ impl<F: Float> Tape<F> {
     pub fn log_softmax(&mut self, a: Var) -> Var {
         self.softmax_like(a, false)
     }
-    /// `softmax(scale·x + bias + mask)` over the last axis in one pass: attention's
-    /// score → scale → +bias → mask → softmax without the three full-size intermediates.
-    /// `bias` (e.g. `[H, L, L]`) must be a suffix of x's shape (`[B, H, L, L]`) and repeats over
-    /// the leading axes; `mask` is a constant broadcast onto x (use -inf to exclude keys).
-    pub fn scaled_softmax(
-        &mut self,
-        x: Var,
-        scale: f64,
-        bias: Option<Var>,
-        mask: &Tensor<F>,
-    ) -> Var {
-        let xv = self.value(x);
-        let shape = xv.shape.clone();
-        let n = *shape.last().unwrap_or(&1);
-        let mut z: Vec<F> = xv.data.iter().map(|&v| v * F::from_f64(scale)).collect();
-        if let Some(b) = bias {
-            let bv = self.value(b);
-            let k = bv.shape.len();
-            assert!(
-                k <= shape.len() && bv.shape[..] == shape[shape.len() - k..],
-                "scaled_softmax: bias {:?} is not a suffix of {:?}",
-                bv.shape,
-                shape
-            );
-            let m = bv.len().max(1);
-            z.chunks_mut(m)
-                .for_each(|c| c.iter_mut().zip(&bv.data).for_each(|(z, &b)| *z += b));
-        }
-        let out_shape = super::binary::broadcast_shape(&shape, &mask.shape);
-        assert!(
-            out_shape.as_deref() == Some(&shape[..]),
-            "scaled_softmax: mask {:?} does not broadcast onto {:?}",
-            mask.shape,
-            shape
-        );
-        super::binary::for_each_broadcast(&shape, &shape, &mask.shape, |i, _, im| {
-            z[i] += mask.data[im]
-        });
-        let mut out = vec![F::ZERO; z.len()];
-        rows_par(&z, &mut out, n, |x, o| log_softmax_row(x, o, true));
-        let op = Op::ScaledSoftmax { x, bias, scale };
-        self.push(op, Tensor::from_vec(&shape, out))
-    }
-
     fn softmax_like(&mut self, a: Var, exp_out: bool) -> Var {
         let x = self.value(a);
         let n = *x.shape.last().unwrap_or(&1);
@@ -157,45 +113,4 @@ pub(crate) fn log_softmax_backward<F: Float>(
     gr: &mut Grads<F>,
 ) {
     backward_rows(t, a, out, g, gr, true)
-}
-
-/// dz = y (g - Σ g y) per row; dx = scale·dz; d bias = dz summed over the repeats.
-pub(crate) fn scaled_softmax_backward<F: Float>(
-    t: &Tape<F>,
-    x: Var,
-    bias: Option<Var>,
-    scale: f64,
-    out: &Tensor<F>,
-    g: &[F],
-    gr: &mut Grads<F>,
-) {
-    let n = (*out.shape.last().unwrap_or(&1)).max(1);
-    let mut dz = vec![F::ZERO; out.len()];
-    let body = |(c, dc): (usize, &mut [F])| {
-        for (r, d) in dc.chunks_mut(n).enumerate() {
-            let off = (c * ROWS + r) * n;
-            let (y, g) = (&out.data[off..off + n], &g[off..off + n]);
-            let s: F = y.iter().zip(g).map(|(&y, &g)| y * g).sum();
-            for ((d, &y), &g) in d.iter_mut().zip(y).zip(g) {
-                *d = y * (g - s);
-            }
-        }
-    };
-    if dz.len() < PAR_MIN {
-        dz.chunks_mut(ROWS * n).enumerate().for_each(body);
-    } else {
-        dz.par_chunks_mut(ROWS * n).enumerate().for_each(body);
-    }
-    if let Some(d) = gr.slot(t, x) {
-        let k = F::from_f64(scale);
-        d.iter_mut().zip(&dz).for_each(|(d, &z)| *d += k * z);
-    }
-    if let Some(b) = bias
-        && let Some(d) = gr.slot(t, b)
-    {
-        let m = d.len().max(1);
-        for c in dz.chunks(m) {
-            d.iter_mut().zip(c).for_each(|(d, &z)| *d += z);
-        }
-    }
 }

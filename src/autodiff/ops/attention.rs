@@ -1,0 +1,355 @@
+//! Fused multi-head attention: scores → scale → +bias → mask → softmax → dropout → ·V in one op.
+//!
+//! Heads are read from `[B, L, D]` projections with strides (head h owns columns
+//! `h·dh..(h+1)·dh`), so no permute or reshape copies are made, and the output is written in the
+//! same layout. Work is split per batch element, each a fixed task, so the result is the same
+//! bit for bit at any thread count. The arithmetic follows the composed ops in the same order
+//! (`matmul_t`, `scale`, `add`, `add_mask`, `softmax`, `dropout`, `matmul`).
+use super::nn::dropout_keep;
+use super::softmax::log_softmax_row;
+use crate::autodiff::tape::{Grads, Op, Tape, Var};
+use crate::float::Float;
+use crate::tensor::Tensor;
+use rayon::prelude::*;
+
+/// The vars of one fused attention call.
+#[derive(Clone, Copy, Debug)]
+pub struct AttentionVars {
+    /// `[B, L, D]`, heads concatenated along the last axis.
+    pub out: Var,
+    /// `q·k / sqrt(dh)`, `[B, H, L, L]`: a constant, for inspection only.
+    pub context: Var,
+    /// Softmax output before dropout, `[B, H, L, L]`: a constant, for inspection only (the
+    /// gradient flows through `out`).
+    pub probs: Var,
+}
+
+/// `C[m,n] (+)= A B` for general strides; `(ptr, row stride, column stride)` per matrix.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_strided<F: Float>(
+    (m, k, n): (usize, usize, usize),
+    a: (*const F, usize, usize),
+    b: (*const F, usize, usize),
+    beta: F,
+    c: (*mut F, usize, usize),
+) {
+    // SAFETY: forwarded from the caller, who passes pointers into live slices.
+    unsafe {
+        F::gemm(
+            m,
+            k,
+            n,
+            a.0,
+            a.1 as isize,
+            a.2 as isize,
+            b.0,
+            b.1 as isize,
+            b.2 as isize,
+            beta,
+            c.0,
+            c.1 as isize,
+            c.2 as isize,
+        )
+    }
+}
+
+/// Checks shapes and returns (B, L, D).
+fn dims<F: Float>(tape: &Tape<F>, q: Var, k: Var, v: Var, heads: usize) -> (usize, usize, usize) {
+    let s = tape.shape(q);
+    assert!(
+        s.len() == 3 && tape.shape(k) == s && tape.shape(v) == s,
+        "attention: q {:?}, k {:?}, v {:?} must be one [B, L, D] shape",
+        s,
+        tape.shape(k),
+        tape.shape(v)
+    );
+    assert!(
+        heads > 0 && s[2] % heads == 0,
+        "attention: D = {} is not a multiple of {heads} heads",
+        s[2]
+    );
+    (s[0], s[1], s[2])
+}
+
+impl<F: Float> Tape<F> {
+    /// Multi-head attention over `[B, L, D]` projections with `heads` heads: an optional bias
+    /// `[H, L, L]`, a constant key mask `[B, 1, 1, L]` (0 or -inf) and dropout `p` on the
+    /// attention weights, whose mask comes from `seed` exactly as [`Tape::dropout`] draws it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention(
+        &mut self,
+        q: Var,
+        k: Var,
+        v: Var,
+        heads: usize,
+        bias: Option<Var>,
+        key_mask: &Tensor<F>,
+        p: f64,
+        seed: u64,
+    ) -> AttentionVars {
+        let (b, l, d) = dims(self, q, k, v, heads);
+        let (h, dh) = (heads, d / heads);
+        assert!(
+            (0.0..1.0).contains(&p),
+            "attention: dropout {p} not in [0, 1)"
+        );
+        if let Some(bias) = bias {
+            assert!(
+                self.shape(bias) == [h, l, l],
+                "attention: bias {:?}, expected [{h}, {l}, {l}]",
+                self.shape(bias)
+            );
+        }
+        assert!(
+            key_mask.shape == [b, 1, 1, l],
+            "attention: key mask {:?}, expected [{b}, 1, 1, {l}]",
+            key_mask.shape
+        );
+        let p = if self.is_training() { p } else { 0.0 };
+        let keep: Option<Vec<bool>> =
+            (p > 0.0).then(|| dropout_keep(b * h * l * l, p, seed).collect());
+        let kd = F::from_f64(1.0 / (1.0 - p));
+        let scale = F::from_f64(1.0 / (dh as f64).sqrt());
+        let (qv, kv, vv) = (
+            &self.value(q).data,
+            &self.value(k).data,
+            &self.value(v).data,
+        );
+        let bv = bias.map(|x| &self.value(x).data[..]);
+        let (hll, ll) = (h * l * l, l * l);
+        let mut out = vec![F::ZERO; b * l * d];
+        let mut context = vec![F::ZERO; b * hll];
+        let mut probs = vec![F::ZERO; b * hll];
+        let body = |(bi, ((o, c), pr)): (usize, ((&mut [F], &mut [F]), &mut [F]))| {
+            let mut row = vec![F::ZERO; l];
+            let mut dropped = vec![F::ZERO; if keep.is_some() { ll } else { 0 }];
+            let mask = &key_mask.data[bi * l..(bi + 1) * l];
+            for hi in 0..h {
+                let off = bi * l * d + hi * dh;
+                let (c, pr) = (&mut c[hi * ll..][..ll], &mut pr[hi * ll..][..ll]);
+                // SAFETY: head hi of batch bi spans rows off + i·d, columns < dh, in q, k, v.
+                unsafe {
+                    gemm_strided(
+                        (l, dh, l),
+                        (qv[off..].as_ptr(), d, 1),
+                        (kv[off..].as_ptr(), 1, d),
+                        F::ZERO,
+                        (c.as_mut_ptr(), l, 1),
+                    );
+                }
+                for (i, (ci, pi)) in c.chunks_mut(l).zip(pr.chunks_mut(l)).enumerate() {
+                    for (j, (cv, r)) in ci.iter_mut().zip(row.iter_mut()).enumerate() {
+                        *cv *= scale;
+                        let mut s = *cv;
+                        if let Some(bv) = bv {
+                            s += bv[hi * ll + i * l + j];
+                        }
+                        *r = s + mask[j];
+                    }
+                    log_softmax_row(&row, pi, true);
+                }
+                let pd: &[F] = match &keep {
+                    Some(keep) => {
+                        let km = &keep[(bi * h + hi) * ll..][..ll];
+                        for ((x, &y), &kp) in dropped.iter_mut().zip(pr.iter()).zip(km) {
+                            *x = if kp { y * kd } else { F::ZERO };
+                        }
+                        &dropped
+                    }
+                    None => pr,
+                };
+                // SAFETY: out rows bi·l.. of this chunk, columns hi·dh..(hi+1)·dh.
+                unsafe {
+                    gemm_strided(
+                        (l, l, dh),
+                        (pd.as_ptr(), l, 1),
+                        (vv[off..].as_ptr(), d, 1),
+                        F::ZERO,
+                        (o[hi * dh..].as_mut_ptr(), d, 1),
+                    );
+                }
+            }
+        };
+        if b * hll * dh < 1 << 16 {
+            out.chunks_mut(l * d)
+                .zip(context.chunks_mut(hll))
+                .zip(probs.chunks_mut(hll))
+                .enumerate()
+                .for_each(body);
+        } else {
+            out.par_chunks_mut(l * d)
+                .zip(context.par_chunks_mut(hll))
+                .zip(probs.par_chunks_mut(hll))
+                .enumerate()
+                .for_each(body);
+        }
+        let context = self.constant(Tensor::from_vec(&[b, h, l, l], context));
+        let probs = self.constant(Tensor::from_vec(&[b, h, l, l], probs));
+        let op = Op::Attention {
+            q,
+            k,
+            v,
+            bias,
+            probs,
+            heads,
+            p,
+            seed,
+        };
+        let out = self.push(op, Tensor::from_vec(&[b, l, d], out));
+        AttentionVars {
+            out,
+            context,
+            probs,
+        }
+    }
+}
+
+/// Per head: dPd = dO Vᵀ, dV = Pdᵀ dO, dP = mask·dPd, dS = P (dP - Σ P dP), dC = dS·scale,
+/// dQ = dC K, dK = dCᵀ Q; the bias gradient sums dS over the batch in batch order.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attention_backward<F: Float>(
+    tape: &Tape<F>,
+    (q, k, v): (Var, Var, Var),
+    bias: Option<Var>,
+    probs: Var,
+    heads: usize,
+    p: f64,
+    seed: u64,
+    g: &[F],
+    grads: &mut Grads<F>,
+) {
+    let (b, l, d) = dims(tape, q, k, v, heads);
+    let (h, dh) = (heads, d / heads);
+    let (hll, ll) = (h * l * l, l * l);
+    let keep: Option<Vec<bool>> = (p > 0.0).then(|| dropout_keep(b * hll, p, seed).collect());
+    let kd = F::from_f64(1.0 / (1.0 - p));
+    let scale = F::from_f64(1.0 / (dh as f64).sqrt());
+    let (qv, kv, vv) = (
+        &tape.value(q).data,
+        &tape.value(k).data,
+        &tape.value(v).data,
+    );
+    let pv = &tape.value(probs).data;
+    let want_bias = bias.is_some_and(|x| tape.needs_grad(x));
+    let mut dq = vec![F::ZERO; b * l * d];
+    let mut dk = vec![F::ZERO; b * l * d];
+    let mut dv = vec![F::ZERO; b * l * d];
+    // One dS grid per batch element when the bias wants a gradient (else one unused slot).
+    let ds_chunk = if want_bias { hll } else { 1 };
+    let mut ds_all = vec![F::ZERO; b * ds_chunk];
+    type Chunk<'a, F> = (
+        usize,
+        (((&'a mut [F], &'a mut [F]), &'a mut [F]), &'a mut [F]),
+    );
+    let body = |(bi, (((dqc, dkc), dvc), dsc)): Chunk<'_, F>| {
+        let mut ds = vec![F::ZERO; ll];
+        let mut dropped = vec![F::ZERO; if keep.is_some() { ll } else { 0 }];
+        for hi in 0..h {
+            let off = bi * l * d + hi * dh;
+            let pr = &pv[(bi * h + hi) * ll..][..ll];
+            let km = keep.as_ref().map(|kp| &kp[(bi * h + hi) * ll..][..ll]);
+            let pd: &[F] = match km {
+                Some(km) => {
+                    for ((x, &y), &kp) in dropped.iter_mut().zip(pr).zip(km) {
+                        *x = if kp { y * kd } else { F::ZERO };
+                    }
+                    &dropped
+                }
+                None => pr,
+            };
+            // SAFETY: all pointers address head hi of batch bi inside live buffers; the
+            // destination chunks belong to this task only.
+            unsafe {
+                // dPd = dO Vᵀ  (l × dh · dh × l)
+                gemm_strided(
+                    (l, dh, l),
+                    (g[off..].as_ptr(), d, 1),
+                    (vv[off..].as_ptr(), 1, d),
+                    F::ZERO,
+                    (ds.as_mut_ptr(), l, 1),
+                );
+                // dV += Pdᵀ dO  (l × l · l × dh)
+                gemm_strided(
+                    (l, l, dh),
+                    (pd.as_ptr(), 1, l),
+                    (g[off..].as_ptr(), d, 1),
+                    F::ONE,
+                    (dvc[hi * dh..].as_mut_ptr(), d, 1),
+                );
+            }
+            for (i, dsi) in ds.chunks_mut(l).enumerate() {
+                let (pi, ki) = (
+                    &pr[i * l..(i + 1) * l],
+                    km.map(|km| &km[i * l..(i + 1) * l]),
+                );
+                if let Some(ki) = ki {
+                    for (x, &kp) in dsi.iter_mut().zip(ki) {
+                        *x = if kp { *x * kd } else { F::ZERO };
+                    }
+                }
+                let s: F = pi.iter().zip(dsi.iter()).map(|(&y, &g)| y * g).sum();
+                for (x, &y) in dsi.iter_mut().zip(pi) {
+                    *x = y * (*x - s);
+                }
+            }
+            if want_bias {
+                dsc[hi * ll..(hi + 1) * ll].copy_from_slice(&ds);
+            }
+            ds.iter_mut().for_each(|x| *x *= scale);
+            // SAFETY: as above.
+            unsafe {
+                // dQ += dC K  (l × l · l × dh)
+                gemm_strided(
+                    (l, l, dh),
+                    (ds.as_ptr(), l, 1),
+                    (kv[off..].as_ptr(), d, 1),
+                    F::ONE,
+                    (dqc[hi * dh..].as_mut_ptr(), d, 1),
+                );
+                // dK += dCᵀ Q
+                gemm_strided(
+                    (l, l, dh),
+                    (ds.as_ptr(), 1, l),
+                    (qv[off..].as_ptr(), d, 1),
+                    F::ONE,
+                    (dkc[hi * dh..].as_mut_ptr(), d, 1),
+                );
+            }
+        }
+    };
+    if b * hll * dh < 1 << 16 {
+        dq.chunks_mut(l * d)
+            .zip(dk.chunks_mut(l * d))
+            .zip(dv.chunks_mut(l * d))
+            .zip(ds_all.chunks_mut(ds_chunk))
+            .enumerate()
+            .for_each(body);
+    } else {
+        dq.par_chunks_mut(l * d)
+            .zip(dk.par_chunks_mut(l * d))
+            .zip(dv.par_chunks_mut(l * d))
+            .zip(ds_all.par_chunks_mut(ds_chunk))
+            .enumerate()
+            .for_each(body);
+    }
+    grads.add(tape, q, &dq);
+    grads.add(tape, k, &dk);
+    grads.add(tape, v, &dv);
+    if let Some(bias) = bias
+        && let Some(db) = grads.slot(tape, bias)
+    {
+        // Sum over the batch in batch order, in fixed chunks of the [H, L, L] grid.
+        let sum = |(c, dc): (usize, &mut [F])| {
+            let start = c * ll;
+            for bi in 0..b {
+                let src = &ds_all[bi * hll + start..][..dc.len()];
+                dc.iter_mut().zip(src).for_each(|(x, &s)| *x += s);
+            }
+        };
+        if b * hll < 1 << 15 {
+            db.chunks_mut(ll).enumerate().for_each(sum);
+        } else {
+            db.par_chunks_mut(ll).enumerate().for_each(sum);
+        }
+    }
+}
