@@ -64,7 +64,7 @@ fn dims<F: Float>(tape: &Tape<F>, q: Var, k: Var, v: Var, heads: usize) -> (usiz
         tape.shape(v)
     );
     assert!(
-        heads > 0 && s[2] % heads == 0,
+        heads > 0 && s[2].is_multiple_of(heads),
         "attention: D = {} is not a multiple of {heads} heads",
         s[2]
     );
@@ -120,6 +120,7 @@ impl<F: Float> Tape<F> {
         let mut out = vec![F::ZERO; b * l * d];
         let mut context = vec![F::ZERO; b * hll];
         let mut probs = vec![F::ZERO; b * hll];
+        #[allow(clippy::type_complexity)]
         let body = |(bi, ((o, c), pr)): (usize, ((&mut [F], &mut [F]), &mut [F]))| {
             let mut row = vec![F::ZERO; l];
             let mut dropped = vec![F::ZERO; if keep.is_some() { ll } else { 0 }];
