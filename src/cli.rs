@@ -15,6 +15,25 @@ pub fn usage_error(msg: impl std::fmt::Display) -> ! {
     std::process::exit(EXIT_USAGE)
 }
 
+/// Keeps freed memory in the process (glibc: no mmap for large blocks, no trimming), so the
+/// step-sized buffers each training step frees are reused warm by the next one instead of being
+/// returned to the kernel and faulted back in page by page. RSS stays at the step's peak.
+pub fn init_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        unsafe extern "C" {
+            fn mallopt(param: i32, value: i32) -> i32;
+        }
+        const M_TRIM_THRESHOLD: i32 = -1;
+        const M_MMAP_THRESHOLD: i32 = -3;
+        // SAFETY: mallopt only sets allocator tunables; called before any threads start.
+        unsafe {
+            mallopt(M_MMAP_THRESHOLD, i32::MAX);
+            mallopt(M_TRIM_THRESHOLD, i32::MAX);
+        }
+    }
+}
+
 /// Sizes the global thread pool once; 0 keeps rayon's default (all cores).
 pub fn init_threads(threads: usize) {
     if threads > 0
