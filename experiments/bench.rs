@@ -1,5 +1,5 @@
 //! `bench`: training-step timings of the benchmark configs, GEMM throughput, and a scaling sweep.
-use at5::cli::{init_threads, usage_error};
+use at5::cli::{init_allocator, init_threads, usage_error};
 use at5::nn::{
     Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model, ModelConfig, OutputKind,
     Pooling, Targets,
@@ -489,6 +489,7 @@ fn bench_scaling(cli: &Cli, threads: usize) -> Result<(), String> {
 
 fn main() {
     let cli = Cli::parse();
+    init_allocator();
     init_threads(cli.threads);
     let threads = rayon::current_num_threads();
     let r = if cli.gemm {

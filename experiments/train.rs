@@ -1,5 +1,5 @@
 //! `train`: one training run of one task and bias family, with checkpoints and a JSON record.
-use at5::cli::{RunArgs, init_threads, usage_error};
+use at5::cli::{RunArgs, init_allocator, init_threads, usage_error};
 use at5::train::{self, Event, Trainer};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -28,6 +28,7 @@ struct Cli {
 
 fn main() {
     let cli = Cli::parse();
+    init_allocator();
     init_threads(cli.threads);
     let trainer = match &cli.resume {
         Some(path) => {

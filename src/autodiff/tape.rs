@@ -211,7 +211,8 @@ impl<F: Float> Tape<F> {
         self.nodes[v.0].needs_grad
     }
 
-    /// Reverse pass from a scalar `loss`. Gradients exist only for nodes a gradient reached.
+    /// Reverse pass from a scalar `loss`. Gradients are returned for the leaves a gradient
+    /// reached; intermediate ones are freed during the pass.
     pub fn backward(&self, loss: Var) -> Gradients<F> {
         assert!(self.recording, "backward: this tape was made by Tape::eval");
         assert_eq!(
@@ -229,7 +230,10 @@ impl<F: Float> Tape<F> {
         for i in (0..=loss.0).rev() {
             let Some(gi) = g.bufs[i].take() else { continue };
             self.backward_node(i, &gi, &mut g);
-            g.bufs[i] = Some(gi);
+            // An intermediate gradient is dead once passed on: free it now, keep leaves only.
+            if matches!(self.nodes[i].op, Op::Leaf) {
+                g.bufs[i] = Some(gi);
+            }
         }
         let grads = g
             .bufs
@@ -370,7 +374,8 @@ pub struct Gradients<F = f64> {
 }
 
 impl<F: Float> Gradients<F> {
-    /// The gradient of the loss with respect to `v`, or `None` where no gradient reached it.
+    /// The gradient of the loss with respect to leaf `v`, or `None` where no gradient reached
+    /// it (and for every non-leaf var: intermediate gradients are not kept).
     pub fn get(&self, v: Var) -> Option<&Tensor<F>> {
         self.grads.get(v.0).and_then(|g| g.as_ref())
     }

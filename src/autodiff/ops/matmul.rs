@@ -10,7 +10,7 @@ use crate::tensor::Tensor;
 use rayon::prelude::*;
 
 /// Rows of C per parallel task: fixed, so results do not depend on the thread count.
-const ROWS: usize = 64;
+const ROWS: usize = 256;
 
 /// `C[m,n] (+)= op(A)[m,k] op(B)[k,n]`. `a` is stored `[m,k]`, or `[k,m]` when `ta`;
 /// `b` is stored `[k,n]`, or `[n,k]` when `tb`. `beta` 0 overwrites C, 1 accumulates.
