@@ -340,6 +340,38 @@ fn gemm_gflops(batch: &[usize], m: usize, k: usize, n: usize, tb: bool) -> f64 {
     flops / median(&mut times[1..]) / 1e9
 }
 
+/// GFLOP/s of `count` products `[m,k] x [k,n]` by the unpacked small-GEMM kernel (A read
+/// transposed when `ta`), B and C rows contiguous, as in the fused attention op.
+fn head_gemm_gflops(count: usize, m: usize, k: usize, n: usize, ta: bool) -> f64 {
+    let a = Tensor::<f32>::uniform(&[count * m * k], -1.0, 1.0, 1).data;
+    let b = Tensor::<f32>::uniform(&[count * k * n], -1.0, 1.0, 2).data;
+    let mut c = vec![0f32; count * m * n];
+    let (rsa, csa) = if ta { (1, m) } else { (k, 1) };
+    let flops = 2.0 * (count * m * n * k) as f64;
+    let mut times = Vec::new();
+    for _ in 0..11 {
+        let t0 = Instant::now();
+        for i in 0..count {
+            // SAFETY: matrix i of each buffer, with the strides of its stored layout.
+            unsafe {
+                at5::small_gemm::sgemm_rows(
+                    (m, k, n),
+                    a[i * m * k..].as_ptr(),
+                    (rsa, csa),
+                    b[i * k * n..].as_ptr(),
+                    n,
+                    0.0,
+                    c[i * m * n..].as_mut_ptr(),
+                    n,
+                )
+            };
+        }
+        times.push(t0.elapsed().as_secs_f64());
+        std::hint::black_box(&c);
+    }
+    flops / median(&mut times[1..]) / 1e9
+}
+
 fn bench_gemm(cli: &Cli, threads: usize) {
     let mut rows = Vec::new();
     for n in [128, 256, 512, 1024] {
@@ -392,6 +424,34 @@ fn bench_gemm(cli: &Cli, threads: usize) {
     ];
     for (name, batch, m, k, n, tb) in shapes {
         rows.push((name, gemm_gflops(&batch, m, k, n, tb)));
+    }
+    // The attention's per-head products as the fused op runs them: the unpacked kernel, one
+    // head after another on one thread (the op runs batch elements in parallel).
+    let heads = a.b * h;
+    for (name, m, k, n, ta) in [
+        (
+            format!("A head q·kᵀ x{heads} ({l}x{dh}x{l}, 1 thread)"),
+            l,
+            dh,
+            l,
+            false,
+        ),
+        (
+            format!("A head p·v x{heads} ({l}x{l}x{dh}, 1 thread)"),
+            l,
+            l,
+            dh,
+            false,
+        ),
+        (
+            format!("A head pᵀ·g x{heads} ({l}x{l}x{dh}, 1 thread)"),
+            l,
+            l,
+            dh,
+            true,
+        ),
+    ] {
+        rows.push((name, head_gemm_gflops(heads, m, k, n, ta)));
     }
     if cli.json {
         let v: serde_json::Map<String, serde_json::Value> = rows

@@ -10,6 +10,7 @@ pub mod optim;
 pub mod params;
 pub mod position;
 pub mod report;
+pub mod small_gemm;
 pub mod sweep;
 pub mod tensor;
 pub mod train;

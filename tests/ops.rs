@@ -876,3 +876,115 @@ fn fused_ops_are_bit_identical_at_one_and_two_threads() {
     };
     assert!(pool(1).install(fused_graph) == pool(2).install(fused_graph));
 }
+
+/// ulps between two finite f32 of the same sign.
+fn ulps(a: f32, b: f32) -> u32 {
+    (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs() as u32
+}
+
+#[test]
+fn exp_f32_is_within_two_ulp_of_exact() {
+    use at5::float::exp_f32;
+    let mut worst = (0u32, 0f32);
+    // Every 97th f32 bit pattern in [-87.3, 88.3], both signs: about 20 million points.
+    for sign in [0u32, 1 << 31] {
+        for bits in (0u32..0x42B0_0000).step_by(97) {
+            let x = f32::from_bits(bits | sign);
+            if !(-87.3..=88.3).contains(&x) {
+                continue;
+            }
+            let exact = (x as f64).exp() as f32;
+            let d = ulps(exp_f32(x), exact);
+            if d > worst.0 {
+                worst = (d, x);
+            }
+        }
+    }
+    assert!(
+        worst.0 <= 2,
+        "exp_f32 is {} ulp off at x = {}",
+        worst.0,
+        worst.1
+    );
+    assert_eq!(exp_f32(0.0), 1.0);
+    assert_eq!(exp_f32(f32::NEG_INFINITY), 0.0);
+    assert_eq!(exp_f32(-1000.0), 0.0);
+    assert_eq!(exp_f32(f32::INFINITY), f32::INFINITY);
+    assert_eq!(exp_f32(100.0), f32::INFINITY);
+    assert!(exp_f32(f32::NAN).is_nan());
+    // Monotone across the range boundaries where the clamps take over.
+    let xs = [-87.4f32, -87.3365, -87.33, -1e-7, 0.0, 1e-7, 88.3, 88.37];
+    for w in xs.windows(2) {
+        assert!(exp_f32(w[0]) <= exp_f32(w[1]), "not monotone at {w:?}");
+    }
+}
+
+/// The unpacked kernel against the plain loop (same rounding: bit for bit) and against f64, on
+/// ragged shapes, transposed A, strided rows and beta 0/1.
+#[test]
+fn small_gemm_matches_plain_loop_and_f64() {
+    use at5::small_gemm::{sgemm_rows, sgemm_rows_plain};
+    for &(m, k, n) in &[
+        (1, 1, 1),
+        (7, 3, 5),
+        (6, 32, 16),
+        (100, 32, 100),
+        (13, 100, 33),
+        (5, 0, 9),
+    ] {
+        for ta in [false, true] {
+            for beta in [0.0f32, 1.0] {
+                let a = Tensor::<f32>::uniform(&[m * k + 1], -1.0, 1.0, 1).data;
+                // B and C rows padded to a larger stride, as the attention's head slices are.
+                let (rsb, rsc) = (n + 3, n + 5);
+                let b = Tensor::<f32>::uniform(&[k * rsb + 1], -1.0, 1.0, 2).data;
+                let c0 = Tensor::<f32>::uniform(&[m * rsc + 1], -1.0, 1.0, 3).data;
+                let (rsa, csa) = if ta { (1, m) } else { (k, 1) };
+                let (mut c1, mut c2) = (c0.clone(), c0.clone());
+                unsafe {
+                    sgemm_rows(
+                        (m, k, n),
+                        a.as_ptr(),
+                        (rsa, csa),
+                        b.as_ptr(),
+                        rsb,
+                        beta,
+                        c1.as_mut_ptr(),
+                        rsc,
+                    );
+                    sgemm_rows_plain(
+                        (m, k, n),
+                        a.as_ptr(),
+                        (rsa, csa),
+                        b.as_ptr(),
+                        rsb,
+                        beta,
+                        c2.as_mut_ptr(),
+                        rsc,
+                    );
+                }
+                assert_eq!(
+                    c1, c2,
+                    "kernel vs plain loop at {m}x{k}x{n}, ta {ta}, beta {beta}"
+                );
+                for i in 0..m {
+                    for j in 0..rsc {
+                        let got = c1[i * rsc + j] as f64;
+                        if j >= n {
+                            assert_eq!(c1[i * rsc + j], c0[i * rsc + j], "wrote outside C");
+                            continue;
+                        }
+                        let mut want = beta as f64 * c0[i * rsc + j] as f64;
+                        for p in 0..k {
+                            want += a[i * rsa + p * csa] as f64 * b[p * rsb + j] as f64;
+                        }
+                        assert!(
+                            (got - want).abs() <= 1e-5 * (1.0 + k as f64),
+                            "{m}x{k}x{n}: {got} vs {want}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -24,32 +24,33 @@ pub struct AttentionVars {
     pub probs: Var,
 }
 
-/// `C[m,n] (+)= A B` for general strides; `(ptr, row stride, column stride)` per matrix.
-#[allow(clippy::too_many_arguments)]
-unsafe fn gemm_strided<F: Float>(
-    (m, k, n): (usize, usize, usize),
+/// `C (+)= A B` with `(ptr, row stride, column stride)` for A and `(ptr, row stride)` for B and
+/// C, whose rows are contiguous: the unpacked kernel of [`Float::gemm_rows`].
+unsafe fn gemm_rows<F: Float>(
+    mkn: (usize, usize, usize),
     a: (*const F, usize, usize),
-    b: (*const F, usize, usize),
+    b: (*const F, usize),
     beta: F,
-    c: (*mut F, usize, usize),
+    c: (*mut F, usize),
 ) {
     // SAFETY: forwarded from the caller, who passes pointers into live slices.
-    unsafe {
-        F::gemm(
-            m,
-            k,
-            n,
-            a.0,
-            a.1 as isize,
-            a.2 as isize,
-            b.0,
-            b.1 as isize,
-            b.2 as isize,
-            beta,
-            c.0,
-            c.1 as isize,
-            c.2 as isize,
-        )
+    unsafe { F::gemm_rows(mkn, a.0, (a.1, a.2), b.0, b.1, beta, c.0, c.1) }
+}
+
+/// The first `cols` columns of `rows` rows of stride `stride` at `x`, transposed into `out`
+/// `[cols, rows]`. The kernel reads B's rows in place and A with any strides, but a transposed
+/// A (`Pᵀ dO`, `dSᵀ Q`) walks a column strip of an `[L, L]` matrix that does not fit in L1: a
+/// copy first is cheaper. Square tiles keep both sides of the copy in cache.
+fn transpose<F: Float>(x: &[F], rows: usize, cols: usize, stride: usize, out: &mut [F]) {
+    const T: usize = 16;
+    for r0 in (0..rows).step_by(T) {
+        for c0 in (0..cols).step_by(T) {
+            for r in r0..(r0 + T).min(rows) {
+                for c in c0..(c0 + T).min(cols) {
+                    out[c * rows + r] = x[r * stride + c];
+                }
+            }
+        }
     }
 }
 
@@ -123,19 +124,21 @@ impl<F: Float> Tape<F> {
         #[allow(clippy::type_complexity)]
         let body = |(bi, ((o, c), pr)): (usize, ((&mut [F], &mut [F]), &mut [F]))| {
             let mut row = vec![F::ZERO; l];
+            let mut kt = vec![F::ZERO; dh * l];
             let mut dropped = vec![F::ZERO; if keep.is_some() { ll } else { 0 }];
             let mask = &key_mask.data[bi * l..(bi + 1) * l];
             for hi in 0..h {
                 let off = bi * l * d + hi * dh;
                 let (c, pr) = (&mut c[hi * ll..][..ll], &mut pr[hi * ll..][..ll]);
+                transpose(&kv[off..], l, dh, d, &mut kt);
                 // SAFETY: head hi of batch bi spans rows off + i·d, columns < dh, in q, k, v.
                 unsafe {
-                    gemm_strided(
+                    gemm_rows(
                         (l, dh, l),
                         (qv[off..].as_ptr(), d, 1),
-                        (kv[off..].as_ptr(), 1, d),
+                        (kt.as_ptr(), l),
                         F::ZERO,
-                        (c.as_mut_ptr(), l, 1),
+                        (c.as_mut_ptr(), l),
                     );
                 }
                 for (i, (ci, pi)) in c.chunks_mut(l).zip(pr.chunks_mut(l)).enumerate() {
@@ -161,12 +164,12 @@ impl<F: Float> Tape<F> {
                 };
                 // SAFETY: out rows bi·l.. of this chunk, columns hi·dh..(hi+1)·dh.
                 unsafe {
-                    gemm_strided(
+                    gemm_rows(
                         (l, l, dh),
                         (pd.as_ptr(), l, 1),
-                        (vv[off..].as_ptr(), d, 1),
+                        (vv[off..].as_ptr(), d),
                         F::ZERO,
-                        (o[hi * dh..].as_mut_ptr(), d, 1),
+                        (o[hi * dh..].as_mut_ptr(), d),
                     );
                 }
             }
@@ -244,6 +247,8 @@ pub(crate) fn attention_backward<F: Float>(
     );
     let body = |(bi, (((dqc, dkc), dvc), dsc)): Chunk<'_, F>| {
         let mut ds = vec![F::ZERO; ll];
+        let mut vt = vec![F::ZERO; dh * l];
+        let mut tr = vec![F::ZERO; ll];
         let mut dropped = vec![F::ZERO; if keep.is_some() { ll } else { 0 }];
         for hi in 0..h {
             let off = bi * l * d + hi * dh;
@@ -258,24 +263,29 @@ pub(crate) fn attention_backward<F: Float>(
                 }
                 None => pr,
             };
+            transpose(&vv[off..], l, dh, d, &mut vt);
             // SAFETY: all pointers address head hi of batch bi inside live buffers; the
             // destination chunks belong to this task only.
             unsafe {
                 // dPd = dO Vᵀ  (l × dh · dh × l)
-                gemm_strided(
+                gemm_rows(
                     (l, dh, l),
                     (g[off..].as_ptr(), d, 1),
-                    (vv[off..].as_ptr(), 1, d),
+                    (vt.as_ptr(), l),
                     F::ZERO,
-                    (ds.as_mut_ptr(), l, 1),
+                    (ds.as_mut_ptr(), l),
                 );
+            }
+            transpose(pd, l, l, l, &mut tr);
+            // SAFETY: as above.
+            unsafe {
                 // dV += Pdᵀ dO  (l × l · l × dh)
-                gemm_strided(
+                gemm_rows(
                     (l, l, dh),
-                    (pd.as_ptr(), 1, l),
-                    (g[off..].as_ptr(), d, 1),
+                    (tr.as_ptr(), l, 1),
+                    (g[off..].as_ptr(), d),
                     F::ONE,
-                    (dvc[hi * dh..].as_mut_ptr(), d, 1),
+                    (dvc[hi * dh..].as_mut_ptr(), d),
                 );
             }
             for (i, dsi) in ds.chunks_mut(l).enumerate() {
@@ -300,20 +310,24 @@ pub(crate) fn attention_backward<F: Float>(
             // SAFETY: as above.
             unsafe {
                 // dQ += dC K  (l × l · l × dh)
-                gemm_strided(
+                gemm_rows(
                     (l, l, dh),
                     (ds.as_ptr(), l, 1),
-                    (kv[off..].as_ptr(), d, 1),
+                    (kv[off..].as_ptr(), d),
                     F::ONE,
-                    (dqc[hi * dh..].as_mut_ptr(), d, 1),
+                    (dqc[hi * dh..].as_mut_ptr(), d),
                 );
+            }
+            transpose(&ds, l, l, l, &mut tr);
+            // SAFETY: as above.
+            unsafe {
                 // dK += dCᵀ Q
-                gemm_strided(
+                gemm_rows(
                     (l, l, dh),
-                    (ds.as_ptr(), 1, l),
-                    (qv[off..].as_ptr(), d, 1),
+                    (tr.as_ptr(), l, 1),
+                    (qv[off..].as_ptr(), d),
                     F::ONE,
-                    (dkc[hi * dh..].as_mut_ptr(), d, 1),
+                    (dkc[hi * dh..].as_mut_ptr(), d),
                 );
             }
         }

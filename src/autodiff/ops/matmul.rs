@@ -9,11 +9,27 @@ use crate::float::Float;
 use crate::tensor::Tensor;
 use rayon::prelude::*;
 
-/// Rows of C per parallel task: fixed, so results do not depend on the thread count.
-const ROWS: usize = 256;
+/// Below this many multiply-adds a GEMM runs as one task.
+const PAR_MIN_WORK: usize = 1 << 18;
+/// Tiles of C per parallel GEMM: fixed, so results do not depend on the thread count. Few and
+/// large, because every tile packs its own copy of the B panel it reads (at 256-row tiles the
+/// weight repacking of the model's Linear layers cost more than a tenth of a training step).
+const TASKS: usize = 8;
+/// Row blocks are a multiple of this (a multiple of the microkernel's height).
+const ROW_ALIGN: usize = 16;
+/// Column blocks are a multiple of this (the microkernel's width), so that only the last block
+/// of a row has a ragged edge.
+const COL_ALIGN: usize = 32;
+/// The shortest row block worth a task of its own.
+const ROWS_MIN: usize = 128;
 
 /// `C[m,n] (+)= op(A)[m,k] op(B)[k,n]`. `a` is stored `[m,k]`, or `[k,m]` when `ta`;
 /// `b` is stored `[k,n]`, or `[n,k]` when `tb`. `beta` 0 overwrites C, 1 accumulates.
+///
+/// In parallel, C is cut into a grid of about `TASKS` tiles that depends only on (m, k, n): row
+/// blocks, and, when m is too short for that (the tall-k products of weight gradients,
+/// m = d_in), column blocks too. k is never split, so every element of C is the same
+/// sum in the same order at any thread count.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm<F: Float>(
     m: usize,
@@ -28,40 +44,71 @@ pub(crate) fn gemm<F: Float>(
     parallel: bool,
 ) {
     assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
+    if n == 0 || m == 0 {
+        return;
+    }
     let (rsa, csa) = if ta { (1, m) } else { (k, 1) };
     let (rsb, csb) = if tb { (1, k) } else { (n, 1) };
-    let run = |r0: usize, c: &mut [F]| {
-        let rows = c.len() / n;
-        // SAFETY: A rows r0..r0+rows, all of B, and the c chunk lie inside the slices checked
-        // above; strides describe exactly the stored layouts.
+    let (rows, col_width) = tiles(m, k, n, parallel);
+    let (row_blocks, col_blocks) = (m.div_ceil(rows), n.div_ceil(col_width));
+    let c_ptr = SendPtr(c.as_mut_ptr());
+    let run = |t: usize| {
+        let (r0, c0) = ((t / col_blocks) * rows, (t % col_blocks) * col_width);
+        let (mr, nc) = (rows.min(m - r0), col_width.min(n - c0));
+        // SAFETY: rows r0..r0+mr of op(A), columns c0..c0+nc of op(B) and that tile of C lie
+        // inside the slices checked above; the strides describe exactly the stored layouts, and
+        // tiles of C are disjoint, so no two tasks write the same element.
         unsafe {
             F::gemm(
-                rows,
+                mr,
                 k,
-                n,
-                a[r0 * rsa..].as_ptr(),
+                nc,
+                a.as_ptr().add(r0 * rsa),
                 rsa as isize,
                 csa as isize,
-                b.as_ptr(),
+                b.as_ptr().add(c0 * csb),
                 rsb as isize,
                 csb as isize,
                 beta,
-                c.as_mut_ptr(),
+                c_ptr.get().add(r0 * n + c0),
                 n as isize,
                 1,
             )
         }
     };
-    let c = &mut c[..m * n];
-    if n == 0 || m == 0 {
-        return;
-    }
-    if parallel && m > ROWS && m * n * k >= 1 << 18 {
-        c.par_chunks_mut(ROWS * n)
-            .enumerate()
-            .for_each(|(i, ch)| run(i * ROWS, ch));
+    let tasks = row_blocks * col_blocks;
+    if tasks == 1 {
+        run(0);
     } else {
-        run(0, c);
+        (0..tasks).into_par_iter().for_each(run);
+    }
+}
+
+/// The tile of a GEMM's C: (rows, columns).
+fn tiles(m: usize, k: usize, n: usize, parallel: bool) -> (usize, usize) {
+    if !parallel || m * n * k < PAR_MIN_WORK {
+        return (m, n);
+    }
+    let rows = m.div_ceil(TASKS).next_multiple_of(ROW_ALIGN).max(ROWS_MIN);
+    let row_blocks = m.div_ceil(rows);
+    if row_blocks >= TASKS / 2 {
+        return (rows.min(m), n);
+    }
+    let width = n
+        .div_ceil(TASKS.div_ceil(row_blocks))
+        .next_multiple_of(COL_ALIGN);
+    (rows.min(m), width.min(n))
+}
+
+/// A raw pointer that may cross threads: each task writes its own disjoint tile through it.
+#[derive(Clone, Copy)]
+struct SendPtr<F>(*mut F);
+// SAFETY: only used to hand disjoint tiles of one live buffer to parallel tasks.
+unsafe impl<F> Send for SendPtr<F> {}
+unsafe impl<F> Sync for SendPtr<F> {}
+impl<F> SendPtr<F> {
+    fn get(self) -> *mut F {
+        self.0
     }
 }
 

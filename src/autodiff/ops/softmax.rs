@@ -31,9 +31,18 @@ pub(crate) fn rows_par<F: Float>(
 /// overflow; a row of only -inf (every key masked) gives NaN, which is a caller's bug.
 pub(crate) fn log_softmax_row<F: Float>(x: &[F], out: &mut [F], exp_out: bool) {
     let m = x.iter().copied().fold(F::NEG_INFINITY, F::max);
-    let lse = m + x.iter().map(|&v| (v - m).exp()).sum::<F>().ln();
-    for (o, &v) in out.iter_mut().zip(x) {
-        *o = if exp_out { (v - lse).exp() } else { v - lse };
+    if exp_out {
+        // One exp per element: e^(v - m) / sum, the max a constant so nothing overflows.
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = (v - m).exp();
+        }
+        let inv = F::ONE / out.iter().copied().sum::<F>();
+        out.iter_mut().for_each(|o| *o *= inv);
+    } else {
+        let lse = m + x.iter().map(|&v| (v - m).exp()).sum::<F>().ln();
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = v - lse;
+        }
     }
 }
 
