@@ -38,18 +38,41 @@ unsafe fn gemm_rows<F: Float>(
 }
 
 /// The first `cols` columns of `rows` rows of stride `stride` at `x`, transposed into `out`
-/// `[cols, rows]`. The kernel reads B's rows in place and A with any strides, but a transposed
-/// A (`Pᵀ dO`, `dSᵀ Q`) walks a column strip of an `[L, L]` matrix that does not fit in L1: a
-/// copy first is cheaper. Square tiles keep both sides of the copy in cache.
+/// `[cols, rows]` (a head of K or V, so that `q kᵀ` reads kᵀ's rows contiguously). Square
+/// tiles keep both sides of the copy in cache.
 fn transpose<F: Float>(x: &[F], rows: usize, cols: usize, stride: usize, out: &mut [F]) {
-    const T: usize = 16;
-    for r0 in (0..rows).step_by(T) {
-        for c0 in (0..cols).step_by(T) {
-            for r in r0..(r0 + T).min(rows) {
-                for c in c0..(c0 + T).min(cols) {
-                    out[c * rows + r] = x[r * stride + c];
+    const T: usize = 8;
+    assert!(rows == 0 || x.len() >= (rows - 1) * stride + cols);
+    assert!(out.len() >= rows * cols && cols <= stride);
+    for c0 in (0..cols).step_by(T) {
+        let c1 = (c0 + T).min(cols);
+        for r0 in (0..rows).step_by(T) {
+            let r1 = (r0 + T).min(rows);
+            for c in c0..c1 {
+                // SAFETY: r < rows and c < cols <= stride, checked against both lengths above.
+                unsafe {
+                    let dst = out.as_mut_ptr().add(c * rows);
+                    for r in r0..r1 {
+                        *dst.add(r) = *x.get_unchecked(r * stride + c);
+                    }
                 }
             }
+        }
+    }
+}
+
+/// `dst[r·stride + c] += src[c·rows + r]`: a `[cols, rows]` product added into a head's columns.
+///
+/// `Pdᵀ dO` and `dSᵀ Q` read an `[L, L]` matrix down its columns, a strip that does not stay in
+/// L1; their transposes `dOᵀ Pd` and `Qᵀ dS` read it along rows and only the `[dh, L]` result
+/// needs turning round.
+fn add_transposed<F: Float>(src: &[F], cols: usize, rows: usize, dst: &mut [F], stride: usize) {
+    assert!(src.len() >= rows * cols && cols <= stride);
+    assert!(rows == 0 || dst.len() >= (rows - 1) * stride + cols);
+    for (r, row) in dst.chunks_mut(stride).take(rows).enumerate() {
+        for (c, x) in row[..cols].iter_mut().enumerate() {
+            // SAFETY: c < cols and r < rows, checked against src's length above.
+            *x += unsafe { *src.get_unchecked(c * rows + r) };
         }
     }
 }
@@ -248,7 +271,7 @@ pub(crate) fn attention_backward<F: Float>(
     let body = |(bi, (((dqc, dkc), dvc), dsc)): Chunk<'_, F>| {
         let mut ds = vec![F::ZERO; ll];
         let mut vt = vec![F::ZERO; dh * l];
-        let mut tr = vec![F::ZERO; ll];
+        let mut tr = vec![F::ZERO; dh * l];
         let mut dropped = vec![F::ZERO; if keep.is_some() { ll } else { 0 }];
         for hi in 0..h {
             let off = bi * l * d + hi * dh;
@@ -276,18 +299,18 @@ pub(crate) fn attention_backward<F: Float>(
                     (ds.as_mut_ptr(), l),
                 );
             }
-            transpose(pd, l, l, l, &mut tr);
             // SAFETY: as above.
             unsafe {
-                // dV += Pdᵀ dO  (l × l · l × dh)
+                // dVᵀ = dOᵀ Pd  (dh × l · l × l), added transposed into dV below
                 gemm_rows(
-                    (l, l, dh),
-                    (tr.as_ptr(), l, 1),
-                    (g[off..].as_ptr(), d),
-                    F::ONE,
-                    (dvc[hi * dh..].as_mut_ptr(), d),
+                    (dh, l, l),
+                    (g[off..].as_ptr(), 1, d),
+                    (pd.as_ptr(), l),
+                    F::ZERO,
+                    (tr.as_mut_ptr(), l),
                 );
             }
+            add_transposed(&tr, dh, l, &mut dvc[hi * dh..], d);
             for (i, dsi) in ds.chunks_mut(l).enumerate() {
                 let (pi, ki) = (
                     &pr[i * l..(i + 1) * l],
@@ -318,18 +341,18 @@ pub(crate) fn attention_backward<F: Float>(
                     (dqc[hi * dh..].as_mut_ptr(), d),
                 );
             }
-            transpose(&ds, l, l, l, &mut tr);
             // SAFETY: as above.
             unsafe {
-                // dK += dCᵀ Q
+                // dKᵀ = Qᵀ dC  (dh × l · l × l), added transposed into dK below
                 gemm_rows(
-                    (l, l, dh),
-                    (tr.as_ptr(), l, 1),
-                    (qv[off..].as_ptr(), d),
-                    F::ONE,
-                    (dkc[hi * dh..].as_mut_ptr(), d),
+                    (dh, l, l),
+                    (qv[off..].as_ptr(), 1, d),
+                    (ds.as_ptr(), l),
+                    F::ZERO,
+                    (tr.as_mut_ptr(), l),
                 );
             }
+            add_transposed(&tr, dh, l, &mut dkc[hi * dh..], d);
         }
     };
     if b * hll * dh < 1 << 16 {
