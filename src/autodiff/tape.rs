@@ -144,6 +144,7 @@ impl<F: Float> Tape<F> {
             training: false,
         }
     }
+    /// Whether this tape records for backward (false for [`Tape::eval`] tapes).
     pub fn is_training(&self) -> bool {
         self.training
     }
@@ -151,15 +152,19 @@ impl<F: Float> Tape<F> {
     pub fn clear(&mut self) {
         self.nodes.clear();
     }
+    /// Number of nodes recorded so far.
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
+    /// Whether no node has been recorded.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
+    /// The value of `v`, computed when its op was recorded.
     pub fn value(&self, v: Var) -> &Tensor<F> {
         &self.nodes[v.0].value
     }
+    /// The shape of `v`'s value.
     pub fn shape(&self, v: Var) -> &[usize] {
         &self.nodes[v.0].value.shape
     }

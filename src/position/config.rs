@@ -15,26 +15,39 @@ pub enum BiasConfig {
     Sinusoidal,
     /// T5's log-spaced buckets, one learned scalar per (bucket, head).
     T5 {
+        /// Buckets over both directions together (32 in the paper).
         num_buckets: usize,
+        /// Distance from which every offset shares the last bucket.
         max_distance: usize,
+        /// Whether keys before and after the query get separate buckets (an encoder: yes).
         bidirectional: bool,
     },
     /// One learned scalar per (offset, head): T5 without bucketing.
     T5NoB,
     /// AT5: soft bucket `1 - exp(-alpha |n|)` per head and direction, then a small MLP.
     At5 {
+        /// Lower end of the uniform init of the slope parameters `a_h`, `c_h`.
         slope_min: f64,
+        /// Upper end of that range.
         slope_max: f64,
+        /// Width of the MLP's first hidden layer.
         l1: usize,
+        /// Width of the MLP's second hidden layer.
         l2: usize,
+        /// Std of the MLP's truncated-normal weight init.
         init_std: f64,
+        /// Dropout inside the MLP (the input-dropout rate).
         dropout: f64,
     },
     /// AT5 with the soft bucket replaced by a free table `sigmoid(w_h[n])`.
     At5NoB {
+        /// Width of the MLP's first hidden layer.
         l1: usize,
+        /// Width of the MLP's second hidden layer.
         l2: usize,
+        /// Std of the MLP's truncated-normal weight init.
         init_std: f64,
+        /// Dropout inside the MLP (the input-dropout rate).
         dropout: f64,
     },
     /// ALiBi's fixed linear penalty `-m_h |n|` (Press et al. 2022), symmetric for an encoder.
@@ -42,7 +55,10 @@ pub enum BiasConfig {
     /// KERPLE's logarithmic kernel `-r1 ln(1 + r2 |n|)` (Chi et al. 2022).
     KerpleLog,
     /// FIRE's learned function of progressive interpolated distance (Li et al. 2023).
-    Fire { hidden: usize },
+    Fire {
+        /// Width of the MLP's hidden layer (32 in the paper).
+        hidden: usize,
+    },
 }
 
 /// The family names the command line accepts, in the order experiments list them.
