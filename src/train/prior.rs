@@ -122,7 +122,7 @@ pub fn prior_by_epoch(snapshots: &[PathBuf], path: &Path) -> Result<(), String> 
         .map(|(h, s)| (format!("head {h}"), s))
         .collect();
     let title = format!("{task}: prior of the pooled query during training ({family})");
-    small_multiples(path, &title, &panels, OFFSET_AXIS, PRIOR_AXIS, heads.min(4))
+    small_multiples(path, &title, &panels, OFFSET_AXIS, PRIOR_AXIS, heads.min(2))
 }
 
 /// The learned priors of several runs side by side: one panel per checkpoint (titled by its
