@@ -115,6 +115,31 @@ struct Node<F> {
 }
 
 /// A recording of one forward computation.
+///
+/// Each op computes its value at once and records what its backward needs; [`Tape::backward`]
+/// walks the records in reverse. A var used twice receives both contributions, and
+/// [`crate::gradcheck()`] compares the result with central differences:
+///
+/// ```
+/// use at5::{Tape, Tensor, Var, gradcheck};
+/// // y = sum(softmax(x) * x): x is used twice, once through the softmax.
+/// let f = |t: &mut Tape, v: &[Var]| {
+///     let p = t.softmax(v[0]);
+///     let px = t.mul(p, v[0]);
+///     t.sum(px)
+/// };
+/// let x = Tensor::from_vec(&[2, 3], vec![0.1, -0.4, 0.3, 0.7, 0.2, -0.5]);
+///
+/// let mut t = Tape::new();
+/// let v = t.leaf(x.clone());
+/// let y = f(&mut t, &[v]);
+/// let g = t.backward(y);
+/// assert_eq!(g.get(v).unwrap().shape, vec![2, 3]);
+///
+/// let report = gradcheck(f, &[x]);
+/// assert!(report.passed, "{report:?}");
+/// assert_eq!(report.checked, 6);
+/// ```
 pub struct Tape<F = f64> {
     nodes: Vec<Node<F>>,
     recording: bool,

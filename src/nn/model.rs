@@ -187,6 +187,59 @@ pub struct Forward {
 
 /// The encoder: input embedding, optional absolute encoding, encoder blocks with a relative
 /// position bias, pooling and an output head. Parameters live in a [`ParamStore`].
+///
+/// A forward and backward on a batch of two sequences, then the probabilistic view of the same
+/// batch: each attention row is the prior times `exp(context)`, renormalised.
+///
+/// ```
+/// use at5::nn::{Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model};
+/// use at5::nn::{ModelConfig, OutputKind, Pooling, Targets};
+/// use at5::position::BiasConfig;
+/// use at5::{ParamStore, Tape};
+///
+/// let config = ModelConfig {
+///     input: InputKind::Tokens { vocab: 5 },
+///     output: OutputKind::Classes(3),
+///     d_model: 8,
+///     heads: 2,
+///     ffn: 16,
+///     layers: 1,
+///     max_len: 6,
+///     bias: BiasConfig::from_name("at5").unwrap(),
+///     bias_scope: BiasScope::Shared,
+///     pooling: Pooling::Last,
+///     dropout: Dropouts::NONE,
+/// };
+/// let mut store: ParamStore<f64> = ParamStore::new();
+/// let model = Model::new(config, &mut store, 7).unwrap();
+///
+/// // Two sequences of length 6; the second ends in two padding slots (id 0).
+/// let ids = vec![1, 2, 3, 4, 1, 2, 3, 3, 1, 4, 0, 0];
+/// let pad = ids.iter().map(|&t| t == 0).collect();
+/// let batch = Batch { b: 2, l: 6, input: BatchInput::Tokens(ids), pad };
+///
+/// let mut tape = Tape::new();
+/// let p = store.bind(&mut tape);
+/// let logits = model.forward(&mut tape, &p, &batch, &ForwardOpts::default()).output;
+/// assert_eq!(tape.shape(logits), &[2, 3]);
+/// let loss = model.loss(&mut tape, logits, &Targets::Classes(vec![0, 2]));
+/// let grads = tape.backward(loss);
+/// // Small initial weights give nearly uniform predictions: a loss close to ln 3.
+/// assert!((tape.value(loss).data[0] - 3f64.ln()).abs() < 0.1);
+/// // The backward reached every parameter, AT5's slopes and MLPs included.
+/// assert!(store.without_grad(&p, &grads).is_empty());
+///
+/// // Posterior = prior × likelihood / evidence, for the last query of sequence 0, head 1.
+/// let view = &model.inspect(&store, &batch, None).unwrap()[0];
+/// let row = (1 * 6 + 5) * 6; // [B, H, L, L] at b = 0, h = 1, i = 5
+/// let unnorm: Vec<f64> = (0..6)
+///     .map(|j| view.prior.data[row + j] * view.context.data[row + j].exp())
+///     .collect();
+/// let evidence: f64 = unnorm.iter().sum();
+/// for j in 0..6 {
+///     assert!((unnorm[j] / evidence - view.posterior.data[row + j]).abs() < 1e-9);
+/// }
+/// ```
 pub struct Model<F: Float> {
     /// The configuration the model was built from.
     pub config: ModelConfig,

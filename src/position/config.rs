@@ -139,6 +139,42 @@ impl BiasConfig {
 
 /// Builds `cfg` for `heads` heads and training length `max_len`, registering its parameters in
 /// `store` under `prefix` (e.g. `bias`). Impossible settings are an `Err` naming the option.
+///
+/// The family's [`PositionBias::grid`] gives `b_h(j - i)` for every query and key; a softmax
+/// over the keys turns it into the prior of each query:
+///
+/// ```
+/// use at5::position::{BiasConfig, PositionBias, build};
+/// use at5::{ParamStore, Tape};
+/// use rand::SeedableRng;
+///
+/// let (heads, len) = (2, 8);
+/// let prior_of_last_query = |cfg: &BiasConfig| {
+///     let mut store: ParamStore<f64> = ParamStore::new();
+///     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+///     let bias = build(cfg, heads, len, &mut store, "bias", &mut rng).unwrap();
+///     let mut tape = Tape::eval();
+///     let p = store.bind(&mut tape);
+///     let grid = bias.grid(&mut tape, &p, len, len, 0).unwrap(); // [H, L, L]
+///     let prior = tape.softmax(grid);
+///     let head0 = &tape.value(prior).data[..len * len];
+///     (head0[(len - 1) * len..].to_vec(), bias.slopes(&store))
+/// };
+///
+/// // ALiBi: the prior decays with distance, so it rises toward the query (the last key).
+/// let (row, slopes) = prior_of_last_query(&BiasConfig::Alibi);
+/// assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+/// assert!(row.windows(2).all(|w| w[0] < w[1]));
+/// assert!(slopes.is_none());
+///
+/// // AT5 starts almost flat (its MLPs are initialised at std 0.01); its slopes are
+/// // alpha = relu(a)/L with a ~ U(1, 10).
+/// let (row, slopes) = prior_of_last_query(&BiasConfig::from_name("at5").unwrap());
+/// assert!(row.iter().all(|p| (p - 1.0 / len as f64).abs() < 1e-3));
+/// let (alpha, beta) = slopes.unwrap();
+/// assert_eq!((alpha.len(), beta.len()), (heads, heads));
+/// assert!(alpha.iter().chain(&beta).all(|&r| (1.0 / 8.0..=10.0 / 8.0).contains(&r)));
+/// ```
 pub fn build<F: Float>(
     cfg: &BiasConfig,
     heads: usize,

@@ -63,6 +63,7 @@ pub struct TrainState {
 }
 
 /// A training run in memory: its data, model, parameters, optimizer and loop counters.
+/// [`crate::train::run`] drives one to the end with checkpoints (an example is there).
 pub struct Trainer {
     /// The run's configuration.
     pub config: TrainConfig,
