@@ -169,7 +169,7 @@ impl<F: Float> Tape<F> {
             training: false,
         }
     }
-    /// Whether this tape records for backward (false for [`Tape::eval`] tapes).
+    /// Whether dropout is active: true for [`Tape::new`], false for [`Tape::eval`].
     pub fn is_training(&self) -> bool {
         self.training
     }
