@@ -2,7 +2,9 @@
 //! context scores and posterior of one test example, and AT5's slopes over training.
 use at5::cli::{init_threads, usage_error};
 use at5::report::{Table, read_json};
-use at5::train::{RECORD, RunRecord, Trainer, prior_report};
+use at5::train::{
+    RECORD, RunRecord, Trainer, compare_priors, list_snapshots, prior_by_epoch, prior_report,
+};
 use clap::Parser;
 use std::path::PathBuf;
 
@@ -22,9 +24,15 @@ struct Cli {
     /// How many test examples the mean KL(posterior ‖ prior) averages over.
     #[arg(long, default_value_t = 256)]
     kl_examples: usize,
-    /// Where the SVG figures go (default: <checkpoint dir>/prior).
+    /// Where the SVG figures go (default: the checkpoint's directory/prior).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Also draw prior_by_epoch.svg from the run's snapshots (`train --snapshots`).
+    #[arg(long)]
+    by_epoch: bool,
+    /// Also draw priors_compared.svg: this checkpoint's prior beside each of these (repeatable).
+    #[arg(long)]
+    compare: Vec<PathBuf>,
     /// Worker threads (0: all cores).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -62,6 +70,19 @@ fn main() {
     )
     .unwrap_or_else(|e| usage_error(e));
 
+    let mut extra = 0;
+    if cli.by_epoch {
+        let snaps = list_snapshots(&dir).unwrap_or_else(|e| usage_error(e));
+        prior_by_epoch(&snaps, &out.join("prior_by_epoch.svg")).unwrap_or_else(|e| usage_error(e));
+        extra += 1;
+    }
+    if !cli.compare.is_empty() {
+        let mut all = vec![cli.checkpoint.clone()];
+        all.extend(cli.compare.iter().cloned());
+        compare_priors(&all, &out.join("priors_compared.svg")).unwrap_or_else(|e| usage_error(e));
+        extra += 1;
+    }
+
     println!(
         "{} with {} bias, epoch {}: prior of query {} (of L = {}), mean KL over {} test examples",
         trainer.data.name,
@@ -94,5 +115,9 @@ fn main() {
         table.row(h.head.to_string(), cells);
     }
     print!("{}", table.to_markdown());
-    println!("wrote {} figures to {}", rep.files.len(), out.display());
+    println!(
+        "wrote {} figures to {}",
+        rep.files.len() + extra,
+        out.display()
+    );
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 struct Cli {
     #[command(flatten)]
     run: RunArgs,
-    /// Output directory (default runs/<task>-<bias>-s<seed>).
+    /// Output directory (default runs/TASK-BIAS-sSEED).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Continue from a checkpoint; the run's config comes from the checkpoint (only --epochs
@@ -24,6 +24,10 @@ struct Cli {
     /// No progress bar; one line per epoch.
     #[arg(long)]
     quiet: bool,
+    /// Also keep full checkpoints of these epochs (comma-separated; 0 = before training) in
+    /// OUT/snapshots/, for `prior --by-epoch`.
+    #[arg(long, value_delimiter = ',')]
+    snapshots: Vec<usize>,
 }
 
 fn main() {
@@ -48,6 +52,9 @@ fn main() {
         None => cli.run.default_out(),
     });
     let (epochs, steps) = (trainer.config.epochs, trainer.steps_per_epoch());
+    if let Some(e) = cli.snapshots.iter().find(|&&e| e > epochs) {
+        usage_error(format!("--snapshots {e}: the run has only {epochs} epochs"));
+    }
     let start_epoch = trainer.state.epoch;
     let bar = if cli.quiet {
         ProgressBar::hidden()
@@ -62,7 +69,7 @@ fn main() {
     };
     let quiet = cli.quiet;
     let mut dev = String::from("dev —");
-    let res = train::run(trainer, &out, |ev| match ev {
+    let res = train::run_with_snapshots(trainer, &out, &cli.snapshots, |ev| match ev {
         Event::Step { epoch, loss, .. } => {
             bar.set_prefix(format!("epoch {epoch}/{epochs}"));
             bar.set_message(format!("loss {loss:.4}  {dev}"));

@@ -65,18 +65,25 @@ pub struct RunArgs {
     #[arg(long, default_value = "quick")]
     pub preset: String,
     #[arg(long)]
+    /// Model width D.
     pub d_model: Option<usize>,
     #[arg(long)]
+    /// Attention heads H (D must be a multiple of H).
     pub heads: Option<usize>,
     #[arg(long)]
+    /// Feed-forward width (default 2·D).
     pub ffn: Option<usize>,
     #[arg(long)]
+    /// Encoder layers.
     pub layers: Option<usize>,
     #[arg(long)]
+    /// Examples per optimizer step.
     pub batch: Option<usize>,
     #[arg(long)]
+    /// Adam learning rate.
     pub lr: Option<f64>,
     #[arg(long)]
+    /// Training epochs.
     pub epochs: Option<usize>,
     /// Seeds initialisation, shuffling and dropout.
     #[arg(long, default_value_t = 1)]
@@ -94,10 +101,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub bias_scope: Option<String>,
     #[arg(long)]
+    /// Dropout on the input embeddings (also inside AT5's MLPs).
     pub dropout_input: Option<f64>,
     #[arg(long)]
+    /// Dropout after attention and the feed-forward block.
     pub dropout_hidden: Option<f64>,
     #[arg(long)]
+    /// Dropout on the attention probabilities.
     pub dropout_attention: Option<f64>,
     /// T5: number of buckets.
     #[arg(long)]
@@ -109,11 +119,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub slope_min: Option<f64>,
     #[arg(long)]
+    /// AT5: upper end of the initial slope range.
     pub slope_max: Option<f64>,
     /// AT5 / AT5-NoB: MLP widths.
     #[arg(long)]
     pub l1: Option<usize>,
     #[arg(long)]
+    /// AT5 / AT5-NoB: width of the MLP's second hidden layer.
     pub l2: Option<usize>,
     /// AT5 / AT5-NoB: MLP init std.
     #[arg(long)]

@@ -24,18 +24,31 @@ pub trait Float:
     + DivAssign
     + Sum
 {
+    /// Zero.
     const ZERO: Self;
+    /// One.
     const ONE: Self;
+    /// Negative infinity (the identity of `max`).
     const NEG_INFINITY: Self;
+    /// Rounds an f64 to this type.
     fn from_f64(x: f64) -> Self;
+    /// Widens to f64.
     fn to_f64(self) -> f64;
+    /// `e^x`.
     fn exp(self) -> Self;
+    /// Natural logarithm.
     fn ln(self) -> Self;
+    /// Square root.
     fn sqrt(self) -> Self;
+    /// Hyperbolic tangent.
     fn tanh(self) -> Self;
+    /// `x^p`.
     fn powf(self, p: Self) -> Self;
+    /// Absolute value.
     fn abs(self) -> Self;
+    /// The larger of the two.
     fn max(self, o: Self) -> Self;
+    /// Neither infinite nor NaN.
     fn is_finite(self) -> bool;
     /// `C = alpha * A B + beta * C` for row/column strides (so transposes cost nothing).
     ///

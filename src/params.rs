@@ -20,16 +20,18 @@ pub struct ParamStore<F = f32> {
 pub struct Bound(Vec<Var>);
 
 impl Bound {
-    /// Vars in `ParamId` order, e.g. the inputs [`crate::gradcheck`] hands its function.
+    /// Vars in `ParamId` order, e.g. the inputs [`crate::gradcheck()`] hands its function.
     pub fn from_vars(vars: Vec<Var>) -> Bound {
         Bound(vars)
     }
+    /// The tape var bound to parameter `id`.
     pub fn var(&self, id: ParamId) -> Var {
         self.0[id.0]
     }
 }
 
 impl<F: Float> ParamStore<F> {
+    /// An empty store.
     pub fn new() -> Self {
         ParamStore {
             names: Vec::new(),
@@ -46,9 +48,11 @@ impl<F: Float> ParamStore<F> {
         self.values.push(value);
         ParamId(self.values.len() - 1)
     }
+    /// Number of parameter tensors.
     pub fn len(&self) -> usize {
         self.values.len()
     }
+    /// Whether the store holds no parameters.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
@@ -56,18 +60,23 @@ impl<F: Float> ParamStore<F> {
     pub fn num_scalars(&self) -> usize {
         self.values.iter().map(|t| t.len()).sum()
     }
+    /// The name `id` was registered under.
     pub fn name(&self, id: ParamId) -> &str {
         &self.names[id.0]
     }
+    /// The value of parameter `id`.
     pub fn get(&self, id: ParamId) -> &Tensor<F> {
         &self.values[id.0]
     }
+    /// The value of parameter `id`, mutably (optimizers, projections, checkpoints).
     pub fn get_mut(&mut self, id: ParamId) -> &mut Tensor<F> {
         &mut self.values[id.0]
     }
+    /// The id registered under `name`, if any.
     pub fn id(&self, name: &str) -> Option<ParamId> {
         self.names.iter().position(|n| n == name).map(ParamId)
     }
+    /// Every id, in registration order.
     pub fn ids(&self) -> impl Iterator<Item = ParamId> + use<F> {
         (0..self.values.len()).map(ParamId)
     }
@@ -97,12 +106,15 @@ impl<F: Float> ParamStore<F> {
             values: self.values.iter().map(|t| t.cast()).collect(),
         }
     }
+    /// Every value, in registration order.
     pub fn values(&self) -> &[Tensor<F>] {
         &self.values
     }
+    /// Every value mutably, in registration order.
     pub fn values_mut(&mut self) -> &mut [Tensor<F>] {
         &mut self.values
     }
+    /// Every name, in registration order.
     pub fn names(&self) -> &[String] {
         &self.names
     }

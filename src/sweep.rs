@@ -12,11 +12,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// One run of a sweep: a file-safe id, how to label it, and the `train` flags that define it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
+    /// A file-safe id, `{group}-{bias}-s{seed}`, also the run's directory name.
     pub id: String,
     /// The row it belongs to (e.g. `adding-100`) and its column (the bias family).
     pub group: String,
+    /// The bias family.
     pub bias: String,
+    /// The training seed.
     pub seed: u64,
+    /// The `train` flags that define the run.
     pub flags: Vec<String>,
 }
 
@@ -29,6 +33,8 @@ struct Flags {
 }
 
 impl RunSpec {
+    /// A run of `bias` with `seed` in row `group`: the task's flags, then the bias and seed, then
+    /// `extra` flags.
     pub fn new(group: &str, bias: &str, seed: u64, task_flags: &[&str], extra: &[String]) -> Self {
         let mut flags: Vec<String> = task_flags.iter().map(|s| s.to_string()).collect();
         flags.extend([
@@ -46,6 +52,7 @@ impl RunSpec {
             flags,
         }
     }
+    /// The run's flags parsed as `train` would parse them.
     pub fn args(&self) -> Result<RunArgs, String> {
         let argv = std::iter::once("train".to_string()).chain(self.flags.iter().cloned());
         Flags::try_parse_from(argv).map(|f| f.run).map_err(|e| {
@@ -58,6 +65,7 @@ impl RunSpec {
             format!("run {}: {first}", self.id)
         })
     }
+    /// Where the run's checkpoint and record go under `root`.
     pub fn dir(&self, root: &Path) -> PathBuf {
         root.join("runs").join(&self.id)
     }
@@ -66,8 +74,11 @@ impl RunSpec {
 /// The written plan of a sweep, so `merge` knows what belongs to it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Plan {
+    /// The binary that wrote the plan (`reproduce`, `sweep`, ...).
     pub experiment: String,
+    /// The preset it ran with.
     pub preset: String,
+    /// Every run of the experiment.
     pub specs: Vec<RunSpec>,
 }
 
@@ -125,9 +136,13 @@ fn shell_quote(s: &str) -> String {
 
 /// What the runner reports as runs progress.
 pub enum SweepEvent<'a> {
+    /// A run with a valid finished result was reused.
     Skipped(&'a RunSpec),
+    /// A run started; the number is its position in the plan.
     Started(&'a RunSpec, usize),
+    /// A training step of a run: done and total steps.
     Step(&'a RunSpec, usize, usize),
+    /// A run finished or failed.
     Finished(&'a RunSpec, &'a Result<RunRecord, String>),
 }
 
@@ -288,7 +303,7 @@ pub struct SweepArgs {
     /// quick (minutes, reduced sizes) or paper (the paper's sizes and epochs).
     #[arg(long, default_value = "quick")]
     pub preset: String,
-    /// Output directory (default results/<preset>; finished runs there are reused).
+    /// Output directory (default results/PRESET; finished runs there are reused).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Runs at once (two keep both cores busy through the serial parts of small models).
@@ -313,6 +328,7 @@ pub struct SweepArgs {
 }
 
 impl SweepArgs {
+    /// The `--preset` value; exits with code 2 if unknown.
     pub fn preset(&self) -> crate::train::Preset {
         crate::train::Preset::from_name(&self.preset).unwrap_or_else(|e| crate::cli::usage_error(e))
     }
@@ -336,6 +352,7 @@ impl SweepArgs {
             }
         }
     }
+    /// The output directory: `--out`, or `results/` plus the preset name.
     pub fn root(&self) -> PathBuf {
         self.out
             .clone()

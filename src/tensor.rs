@@ -4,12 +4,16 @@ use rand::{RngExt, SeedableRng, rngs::StdRng};
 use rand_distr::{Distribution, Normal};
 
 #[derive(Clone, Debug, PartialEq)]
+/// A dense tensor: a shape and its elements in row-major order (no strides or views).
 pub struct Tensor<F = f64> {
+    /// The size of each axis; `[]` for a scalar.
     pub shape: Vec<usize>,
+    /// The elements, row-major; `data.len()` is the product of `shape`.
     pub data: Vec<F>,
 }
 
 impl<F: Float> Tensor<F> {
+    /// A tensor of `shape` holding `data`; panics when the sizes differ.
     pub fn from_vec(shape: &[usize], data: Vec<F>) -> Tensor<F> {
         let n: usize = shape.iter().product();
         assert_eq!(
@@ -23,12 +27,15 @@ impl<F: Float> Tensor<F> {
             data,
         }
     }
+    /// All zeros.
     pub fn zeros(shape: &[usize]) -> Tensor<F> {
         Tensor::full(shape, F::ZERO)
     }
+    /// Every element `v`.
     pub fn full(shape: &[usize], v: F) -> Tensor<F> {
         Tensor::from_vec(shape, vec![v; shape.iter().product()])
     }
+    /// A scalar (shape `[]`).
     pub fn scalar(x: F) -> Tensor<F> {
         Tensor::from_vec(&[], vec![x])
     }
@@ -37,6 +44,7 @@ impl<F: Float> Tensor<F> {
         let mut rng = StdRng::seed_from_u64(seed);
         Tensor::uniform_from(shape, lo, hi, &mut rng)
     }
+    /// Elements drawn uniformly from `[lo, hi)`.
     pub fn uniform_from(shape: &[usize], lo: f64, hi: f64, rng: &mut StdRng) -> Tensor<F> {
         let n = shape.iter().product();
         let data = (0..n)
@@ -49,6 +57,7 @@ impl<F: Float> Tensor<F> {
         let mut rng = StdRng::seed_from_u64(seed);
         Tensor::normal_from(shape, mean, std, &mut rng)
     }
+    /// Elements drawn from N(mean, std²).
     pub fn normal_from(shape: &[usize], mean: f64, std: f64, rng: &mut StdRng) -> Tensor<F> {
         let d = Normal::new(mean, std).expect("normal: std must be finite and >= 0");
         let n = shape.iter().product();
@@ -70,9 +79,11 @@ impl<F: Float> Tensor<F> {
             .collect();
         Tensor::from_vec(shape, data)
     }
+    /// Number of elements.
     pub fn len(&self) -> usize {
         self.data.len()
     }
+    /// Whether there are no elements.
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }

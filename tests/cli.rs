@@ -45,6 +45,10 @@ fn impossible_flags_exit_2_with_one_line() {
         (&["--bias", "t5"], "--task is required"),
         (&["--task", "lagk", "--preset", "huge"], "preset"),
         (&["--task", "lagk", "--lag", "16", "--seq-len", "16"], "lag"),
+        (
+            &["--task", "lagk", "--epochs", "3", "--snapshots", "0,4"],
+            "--snapshots 4",
+        ),
     ];
     for (args, what) in cases {
         let out = train(args);

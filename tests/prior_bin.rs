@@ -14,6 +14,11 @@ fn tmp(name: &str) -> PathBuf {
 
 /// One epoch of a tiny lag-3 model with the given bias, written to `dir`.
 fn train_tiny(bias: &str, dir: &Path) {
+    train_tiny_for(bias, dir, 1, &[]);
+}
+
+/// `epochs` epochs of the tiny lag-3 model, keeping snapshots of the given epochs.
+fn train_tiny_for(bias: &str, dir: &Path, epochs: usize, snapshots: &[usize]) {
     let task = LagKConfig {
         seq_len: 10,
         lag: 3,
@@ -40,11 +45,11 @@ fn train_tiny(bias: &str, dir: &Path) {
         },
         lr: 3e-3,
         batch: 32,
-        epochs: 1,
+        epochs,
         seed: 5,
         patience: None,
     };
-    train::run(Trainer::new(cfg).unwrap(), dir, |_| {}).unwrap();
+    train::run_with_snapshots(Trainer::new(cfg).unwrap(), dir, snapshots, |_| {}).unwrap();
 }
 
 fn prior(args: &[&str]) -> Output {
@@ -112,6 +117,69 @@ fn t5_checkpoint_has_no_slopes_and_honours_out_and_record() {
     assert!(is_svg(&figs.join("layer0_head1_posterior.svg")));
     assert!(!figs.join("slopes.svg").exists());
     assert!(!text.contains("alpha"), "{text}");
+}
+
+#[test]
+fn snapshots_give_the_prior_by_epoch_and_a_comparison() {
+    let dir = tmp("snap");
+    train_tiny_for("at5", &dir, 2, &[0, 2]);
+    let snaps = train::list_snapshots(&dir).unwrap();
+    assert_eq!(
+        snaps,
+        vec![train::snapshot_path(&dir, 0), train::snapshot_path(&dir, 2)]
+    );
+    let epochs: Vec<usize> = snaps
+        .iter()
+        .map(|s| Trainer::from_checkpoint(s).unwrap().state.epoch)
+        .collect();
+    assert_eq!(
+        epochs,
+        vec![0, 2],
+        "a snapshot holds the state of its epoch"
+    );
+    // The last snapshot is the run's final checkpoint, bit for bit.
+    assert_eq!(
+        std::fs::read(&snaps[1]).unwrap(),
+        std::fs::read(dir.join(train::CHECKPOINT)).unwrap()
+    );
+
+    let other = tmp("snap-t5");
+    train_tiny("t5", &other);
+    let ck = dir.join(train::CHECKPOINT);
+    let ck_t5 = other.join(train::CHECKPOINT);
+    let out = prior(&[
+        "--checkpoint",
+        ck.to_str().unwrap(),
+        "--by-epoch",
+        "--compare",
+        ck_t5.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let by_epoch = std::fs::read_to_string(dir.join("prior/prior_by_epoch.svg")).unwrap();
+    assert!(by_epoch.starts_with("<svg"));
+    for label in ["epoch 0", "epoch 2", "head 0", "head 1"] {
+        assert!(by_epoch.contains(label), "prior_by_epoch.svg lacks {label}");
+    }
+    let compared = std::fs::read_to_string(dir.join("prior/priors_compared.svg")).unwrap();
+    for label in ["at5, epoch 2", "t5, epoch 1"] {
+        assert!(
+            compared.contains(label),
+            "priors_compared.svg lacks {label}"
+        );
+    }
+
+    // Without snapshots, --by-epoch says how to get them.
+    let out = prior(&["--checkpoint", ck_t5.to_str().unwrap(), "--by-epoch"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--snapshots"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
 #[test]

@@ -5,12 +5,15 @@ use crate::tensor::Tensor;
 /// The outcome of one [`gradcheck`].
 #[derive(Debug, Clone)]
 pub struct GradcheckReport {
+    /// The largest `|tape - numeric|` over the checked coordinates.
     pub max_abs_err: f64,
+    /// The largest relative error `|a - n| / max(|a|, |n|)` over the checked coordinates.
     pub max_rel_err: f64,
     /// (input index, flat element index) of the worst relative error.
     pub worst: (usize, usize),
     /// How many coordinates were compared.
     pub checked: usize,
+    /// Whether every checked coordinate passed `|a - n| <= 1e-8 + 1e-6·max(|a|, |n|)`.
     pub passed: bool,
 }
 

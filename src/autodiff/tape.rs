@@ -115,6 +115,31 @@ struct Node<F> {
 }
 
 /// A recording of one forward computation.
+///
+/// Each op computes its value at once and records what its backward needs; [`Tape::backward`]
+/// walks the records in reverse. A var used twice receives both contributions, and
+/// [`crate::gradcheck()`] compares the result with central differences:
+///
+/// ```
+/// use at5::{Tape, Tensor, Var, gradcheck};
+/// // y = sum(softmax(x) * x): x is used twice, once through the softmax.
+/// let f = |t: &mut Tape, v: &[Var]| {
+///     let p = t.softmax(v[0]);
+///     let px = t.mul(p, v[0]);
+///     t.sum(px)
+/// };
+/// let x = Tensor::from_vec(&[2, 3], vec![0.1, -0.4, 0.3, 0.7, 0.2, -0.5]);
+///
+/// let mut t = Tape::new();
+/// let v = t.leaf(x.clone());
+/// let y = f(&mut t, &[v]);
+/// let g = t.backward(y);
+/// assert_eq!(g.get(v).unwrap().shape, vec![2, 3]);
+///
+/// let report = gradcheck(f, &[x]);
+/// assert!(report.passed, "{report:?}");
+/// assert_eq!(report.checked, 6);
+/// ```
 pub struct Tape<F = f64> {
     nodes: Vec<Node<F>>,
     recording: bool,
@@ -144,6 +169,7 @@ impl<F: Float> Tape<F> {
             training: false,
         }
     }
+    /// Whether dropout is active: true for [`Tape::new`], false for [`Tape::eval`].
     pub fn is_training(&self) -> bool {
         self.training
     }
@@ -151,15 +177,19 @@ impl<F: Float> Tape<F> {
     pub fn clear(&mut self) {
         self.nodes.clear();
     }
+    /// Number of nodes recorded so far.
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
+    /// Whether no node has been recorded.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
+    /// The value of `v`, computed when its op was recorded.
     pub fn value(&self, v: Var) -> &Tensor<F> {
         &self.nodes[v.0].value
     }
+    /// The shape of `v`'s value.
     pub fn shape(&self, v: Var) -> &[usize] {
         &self.nodes[v.0].value.shape
     }

@@ -15,12 +15,17 @@ pub const T1_RANGE: usize = 10;
 pub const MIN_SEQ_LEN: usize = T1_RANGE;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// The adding problem's sizes (DESIGN §2): T pairs `(value, marker)`, target `0.5 + (v[t1] + v[t2]) / 4`.
 pub struct AddingConfig {
     /// T; the paper uses 100 and 500.
     pub seq_len: usize,
+    /// Unique examples generated for the train split.
     pub train: usize,
+    /// Examples in the dev split.
     pub dev: usize,
+    /// Examples in the test split.
     pub test: usize,
+    /// How many train examples are actually used.
     pub training_nums: usize,
 }
 
@@ -35,6 +40,7 @@ impl AddingConfig {
             training_nums: 1000,
         }
     }
+    /// A smaller T = 100 setting that trains in minutes.
     pub fn quick() -> AddingConfig {
         AddingConfig {
             seq_len: 50,
@@ -44,6 +50,7 @@ impl AddingConfig {
             training_nums: 1000,
         }
     }
+    /// Impossible sizes as one line naming the option.
     pub fn validate(&self) -> Result<(), String> {
         check_sizes(
             "adding",

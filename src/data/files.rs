@@ -9,8 +9,11 @@ use super::{Example, Label, Sequence, TaskData, TaskKind, process50, reber};
 use std::fmt::Write as _;
 use std::path::Path;
 
+/// The original code's split files, in train, dev, test order.
 pub const SPLIT_FILES: [&str; 3] = ["train.txt", "dev.txt", "test.txt"];
 
+/// Loads `train.txt`, `dev.txt` and `test.txt` from `dir` as `task` (one example a line:
+/// space-separated tokens, then the label); errors name the file and line.
 pub fn load_dir(dir: &Path, task: TaskKind) -> Result<TaskData, String> {
     let mut splits: [Vec<Example>; 3] = Default::default();
     for (split, file) in splits.iter_mut().zip(SPLIT_FILES) {

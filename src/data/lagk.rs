@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Lag-k recall's sizes: uniform random tokens of length L, label the token at `L-1-k`.
 pub struct LagKConfig {
     /// L.
     pub seq_len: usize,
@@ -17,13 +18,18 @@ pub struct LagKConfig {
     pub lag: usize,
     /// Number of distinct symbols.
     pub vocab: usize,
+    /// Unique examples generated for the train split.
     pub train: usize,
+    /// Examples in the dev split.
     pub dev: usize,
+    /// Examples in the test split.
     pub test: usize,
+    /// How many train examples are actually used.
     pub training_nums: usize,
 }
 
 impl LagKConfig {
+    /// L = 64, k = 16 at the paper's data sizes.
     pub fn paper() -> LagKConfig {
         LagKConfig {
             seq_len: 64,
@@ -35,6 +41,7 @@ impl LagKConfig {
             training_nums: 5000,
         }
     }
+    /// L = 16, k = 4 with small splits, for minutes-long runs.
     pub fn quick() -> LagKConfig {
         LagKConfig {
             seq_len: 16,
@@ -46,6 +53,7 @@ impl LagKConfig {
             training_nums: 1000,
         }
     }
+    /// Impossible sizes as one line naming the option.
     pub fn validate(&self) -> Result<(), String> {
         check_sizes("lagk", self.train, self.dev, self.test, self.training_nums)?;
         if self.seq_len < 2 {

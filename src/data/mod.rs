@@ -26,6 +26,7 @@ pub const PAD: usize = 0;
 pub const ADDING_TOLERANCE: f64 = 0.04;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One input sequence.
 pub enum Sequence {
     /// Token ids in 1..vocab_size (never PAD).
     Tokens(Vec<usize>),
@@ -34,21 +35,25 @@ pub enum Sequence {
 }
 
 impl Sequence {
+    /// Number of positions.
     pub fn len(&self) -> usize {
         match self {
             Sequence::Tokens(t) => t.len(),
             Sequence::Pairs(p) => p.len(),
         }
     }
+    /// Whether the sequence has no positions.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The token ids, or `None` for the adding problem's pairs.
     pub fn tokens(&self) -> Option<&[usize]> {
         match self {
             Sequence::Tokens(t) => Some(t),
             Sequence::Pairs(_) => None,
         }
     }
+    /// The `(value, marker)` pairs, or `None` for a token sequence.
     pub fn pairs(&self) -> Option<&[[f32; 2]]> {
         match self {
             Sequence::Pairs(p) => Some(p),
@@ -58,18 +63,23 @@ impl Sequence {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// What an example is labelled with.
 pub enum Label {
+    /// A class id.
     Class(usize),
+    /// A real target (the adding problem).
     Real(f32),
 }
 
 impl Label {
+    /// The class id, or `None` for a real target.
     pub fn class(&self) -> Option<usize> {
         match *self {
             Label::Class(c) => Some(c),
             Label::Real(_) => None,
         }
     }
+    /// The real target, or `None` for a class.
     pub fn real(&self) -> Option<f32> {
         match *self {
             Label::Real(r) => Some(r),
@@ -79,8 +89,11 @@ impl Label {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One labelled sequence.
 pub struct Example {
+    /// The sequence the model reads.
     pub input: Sequence,
+    /// Its label.
     pub label: Label,
 }
 
@@ -96,14 +109,20 @@ pub enum Pooling {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The synthetic tasks.
 pub enum TaskKind {
+    /// Embedded Reber grammar: the label is the first token (a long-range dependency).
     Reber,
+    /// Process-50: which of two Markov chains made a binary sequence (local statistics).
     Process50,
+    /// The adding problem: the sum of two marked values (a range dial T).
     Adding,
+    /// Lag-k recall: the token k slots before the last (an exact offset dial).
     LagK,
 }
 
 impl TaskKind {
+    /// The command-line name (`reber`, `process50`, `adding`, `lagk`).
     pub fn name(self) -> &'static str {
         match self {
             TaskKind::Reber => "reber",
@@ -112,6 +131,7 @@ impl TaskKind {
             TaskKind::LagK => "lagk",
         }
     }
+    /// The pooling the paper uses for this task (last slot, or mean for Process-50).
     pub fn pooling(self) -> Pooling {
         match self {
             TaskKind::Process50 => Pooling::Mean,
@@ -150,13 +170,17 @@ impl std::str::FromStr for TaskKind {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Sizes and label statistics of a loaded task, kept in run records.
 pub struct TaskStats {
     /// train, dev, test.
     pub split_sizes: [usize; 3],
+    /// How many train examples are actually used.
     pub training_nums: usize,
     /// Sequence lengths over all splits.
     pub min_len: usize,
+    /// Longest sequence over all splits (the padded length).
     pub max_len: usize,
+    /// Mean sequence length over all splits.
     pub mean_len: f64,
     /// Examples per class in the train split, indexed by class; empty for regression.
     pub class_counts: Vec<usize>,
@@ -167,11 +191,17 @@ pub struct TaskStats {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A task's three splits and what the model needs to know about them.
 pub struct TaskData {
+    /// A name for tables and file names (e.g. `adding-100`, `lag16-L32`).
     pub name: String,
+    /// Which task this is.
     pub kind: TaskKind,
+    /// Every generated train example; [`TaskData::training_indices`] picks the ones used.
     pub train: Vec<Example>,
+    /// The dev split: evaluated every epoch.
     pub dev: Vec<Example>,
+    /// The test split: evaluated whenever dev improves.
     pub test: Vec<Example>,
     /// How many train examples are actually used (see `training_indices`).
     pub training_nums: usize,
@@ -181,7 +211,9 @@ pub struct TaskData {
     pub num_classes: usize,
     /// Max sequence length over all splits: the padded length.
     pub max_len: usize,
+    /// How the model pools its outputs into one vector.
     pub pooling: Pooling,
+    /// Sizes and label statistics.
     pub stats: TaskStats,
 }
 
@@ -235,6 +267,7 @@ impl TaskData {
         Ok(data)
     }
 
+    /// Recomputes the sizes and label statistics from the splits.
     pub fn compute_stats(&self) -> TaskStats {
         let all = || self.train.iter().chain(&self.dev).chain(&self.test);
         let n = all().count();
@@ -281,6 +314,7 @@ impl TaskData {
         }
     }
 
+    /// The train examples actually used, in [`TaskData::training_indices`] order.
     pub fn training_examples(&self) -> Vec<&Example> {
         self.training_indices()
             .into_iter()
@@ -290,14 +324,20 @@ impl TaskData {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A task and its generator settings.
 pub enum TaskConfig {
+    /// Embedded Reber.
     Reber(ReberConfig),
+    /// Process-50.
     Process50(Process50Config),
+    /// The adding problem.
     Adding(AddingConfig),
+    /// Lag-k recall.
     LagK(LagKConfig),
 }
 
 impl TaskConfig {
+    /// Which task this configures.
     pub fn kind(&self) -> TaskKind {
         match self {
             TaskConfig::Reber(_) => TaskKind::Reber,
@@ -306,6 +346,7 @@ impl TaskConfig {
             TaskConfig::LagK(_) => TaskKind::LagK,
         }
     }
+    /// Impossible settings as one line naming the option.
     pub fn validate(&self) -> Result<(), String> {
         match self {
             TaskConfig::Reber(c) => c.validate(),

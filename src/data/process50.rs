@@ -11,7 +11,9 @@ use std::collections::HashSet;
 
 /// Token id of state s is `s + STATE_TOKEN_OFFSET`.
 pub const STATE_TOKEN_OFFSET: usize = 1;
+/// PAD plus the two states.
 pub const VOCAB_SIZE: usize = 3;
+/// Probability that a sequence starts in state 0.
 pub const FIRST_STATE_ZERO: f64 = 2.0 / 3.0;
 /// Longest length `bayes_accuracy` handles: its u64 sequence counts reach 2^(len-1).
 pub const MAX_BAYES_LEN: usize = 63;
@@ -19,7 +21,9 @@ pub const MAX_BAYES_LEN: usize = 63;
 /// A two-state chain by its switching probabilities.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Chain {
+    /// Probability of switching from state 0 to state 1.
     pub p01: f64,
+    /// Probability of switching from state 1 to state 0.
     pub p10: f64,
 }
 
@@ -27,10 +31,15 @@ pub struct Chain {
 pub const CHAINS: [Chain; 2] = [Chain { p01: 0.2, p10: 0.4 }, Chain { p01: 0.3, p10: 0.6 }];
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Process-50's sizes (DESIGN §2): binary sequences from one of two Markov chains.
 pub struct Process50Config {
+    /// Sequence length (50 in the paper).
     pub seq_len: usize,
+    /// Unique train sequences per class.
     pub train_per_class: usize,
+    /// Dev sequences per class.
     pub dev_per_class: usize,
+    /// Test sequences per class.
     pub test_per_class: usize,
     /// Taken half from each class block of train.
     pub training_nums: usize,
@@ -47,6 +56,7 @@ impl Process50Config {
             training_nums: 5000,
         }
     }
+    /// The paper's length with smaller splits, for minutes-long runs.
     pub fn quick() -> Process50Config {
         Process50Config {
             train_per_class: 2000,
@@ -56,6 +66,7 @@ impl Process50Config {
             ..Process50Config::paper()
         }
     }
+    /// Impossible sizes as one line naming the option.
     pub fn validate(&self) -> Result<(), String> {
         check_sizes(
             "process50",
@@ -131,8 +142,8 @@ pub fn sample_chain(rng: &mut StdRng, chain: Chain, len: usize) -> Vec<usize> {
     out
 }
 
-/// Exact Bayes-optimal accuracy of classifying a length-`len` run of CHAINS[0] vs CHAINS[1] with
-/// equal priors: Σ_x max(p0(x), p1(x)) / 2 over all 2^len sequences.
+/// Exact Bayes-optimal accuracy of classifying a length-`len` run of `CHAINS[0]` vs
+/// `CHAINS[1]` with equal priors: Σ_x max(p0(x), p1(x)) / 2 over all 2^len sequences.
 ///
 /// The likelihood depends on x only through the first state and the transition counts
 /// (n00, n01, n10, n11), so a dynamic program counts the sequences per statistic: state

@@ -11,12 +11,19 @@ use rand::{RngExt, rngs::StdRng};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
+/// Token id of `B`.
 pub const B: usize = 1;
+/// Token id of `T`.
 pub const T: usize = 2;
+/// Token id of `P`.
 pub const P: usize = 3;
+/// Token id of `S`.
 pub const S: usize = 4;
+/// Token id of `X`.
 pub const X: usize = 5;
+/// Token id of `V`.
 pub const V: usize = 6;
+/// Token id of `E`.
 pub const E: usize = 7;
 /// Symbol of each token id; index 0 is PAD and has none.
 pub const SYMBOLS: [char; 8] = ['_', 'B', 'T', 'P', 'S', 'X', 'V', 'E'];
@@ -26,10 +33,15 @@ pub const VOCAB_SIZE: usize = 8;
 pub const MIN_STRING_LEN: usize = 14;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Embedded Reber's sizes (DESIGN §2): the label is the token that opens the string.
 pub struct ReberConfig {
+    /// Unique examples generated for the train split.
     pub train: usize,
+    /// Examples in the dev split.
     pub dev: usize,
+    /// Examples in the test split.
     pub test: usize,
+    /// How many train examples are actually used.
     pub training_nums: usize,
     /// Whole embedded strings of this length or longer are rejected.
     pub max_string_len: usize,
@@ -46,6 +58,7 @@ impl ReberConfig {
             max_string_len: 500,
         }
     }
+    /// Smaller splits for minutes-long runs.
     pub fn quick() -> ReberConfig {
         ReberConfig {
             train: 4000,
@@ -55,6 +68,7 @@ impl ReberConfig {
             ..ReberConfig::paper()
         }
     }
+    /// Impossible sizes as one line naming the option.
     pub fn validate(&self) -> Result<(), String> {
         check_sizes("reber", self.train, self.dev, self.test, self.training_nums)?;
         if self.max_string_len <= MIN_STRING_LEN {

@@ -6,6 +6,7 @@ use crate::sweep::Plan;
 use crate::train::{self, Preset, RunRecord, Trainer, evaluate};
 use std::path::Path;
 
+/// Each bucketed family and its no-bucket ablation.
 pub const PAIRS: [(&str, &str); 2] = [("t5", "t5-nob"), ("at5", "at5-nob")];
 
 /// The same runs (ids and flags) as `reproduce`, so a shared output directory reuses them.
@@ -42,6 +43,7 @@ pub fn head_curve(t: &Trainer) -> (Vec<usize>, Vec<f64>) {
     (order, curve)
 }
 
+/// Writes `ablate.md` and the head-ablation figures from the finished runs; returns the table.
 pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<String, String> {
     let groups: Vec<String> = {
         let mut g: Vec<String> = plan.specs.iter().map(|s| s.group.clone()).collect();

@@ -7,7 +7,9 @@ use crate::train::{self, Preset, RunRecord, TaskSource, Trainer, evaluate};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// Test lengths as multiples of the training length L.
 pub const FACTORS: [usize; 3] = [1, 2, 4];
+/// The tasks the extrapolation runs on, with their `train` flags.
 pub const TASKS: [(&str, &[&str]); 2] = [
     (
         "lagk-L32-k4",
@@ -16,6 +18,7 @@ pub const TASKS: [(&str, &[&str]); 2] = [
     ("adding-T50", &["--task", "adding", "--seq-len", "50"]),
 ];
 
+/// One run per task, family and seed at the training length.
 pub fn plan(preset: Preset, seeds: u64, biases: &[String]) -> Plan {
     let mut specs = Vec::new();
     for (g, flags) in TASKS {
@@ -36,7 +39,9 @@ pub fn plan(preset: Preset, seeds: u64, biases: &[String]) -> Plan {
 /// Test accuracy (%) at each length factor, cached beside the run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Lengths {
+    /// The test lengths.
     pub lengths: Vec<usize>,
+    /// Test accuracy (%) at each of them.
     pub accuracy: Vec<f64>,
 }
 
@@ -75,6 +80,7 @@ pub fn evaluate_lengths(dir: &Path) -> Result<Lengths, String> {
     Ok(out)
 }
 
+/// Tests every finished run at each length factor and writes `extrapolate.md`; returns it.
 pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<String, String> {
     let mut md = String::new();
     for (g, _) in TASKS {

@@ -11,21 +11,7 @@ pub fn pooled_query(t: &Trainer) -> usize {
 
 /// Per head, the prior of the pooled query over relative offsets n = j - i, as chart series.
 pub fn prior_series(t: &Trainer) -> Vec<Series> {
-    let l = t.data.max_len;
-    let q = pooled_query(t);
-    t.model
-        .prior_row(&t.store, l, q)
-        .into_iter()
-        .enumerate()
-        .map(|(h, row)| {
-            let pts = row
-                .iter()
-                .enumerate()
-                .map(|(j, &p)| (j as f64 - q as f64, p))
-                .collect();
-            Series::new(format!("head {h}"), pts)
-        })
-        .collect()
+    train::prior_series(t)
 }
 
 /// One panel per family: the learned prior of every head of the given runs' checkpoints.

@@ -11,20 +11,26 @@ use std::path::Path;
 /// (range, value) pairs of one line.
 type Points = Vec<(f64, f64)>;
 
+/// The adding problem's T values the sweep covers by default.
 pub const ADDING_T: [usize; 5] = [25, 50, 100, 200, 500];
+/// Lag-k's k values the sweep covers by default (at L = 128).
 pub const LAGS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 /// Lag-k's fixed length: long enough for k = 64 with room on both sides.
 pub const LAG_LEN: usize = 128;
+/// The families the sweep compares by default.
 pub const DEFAULT_BIASES: [&str; 4] = ["t5", "at5", "alibi", "fire"];
 
 /// The task family a sweep varies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dial {
+    /// The adding problem's T.
     Adding,
+    /// Lag-k's k.
     Lag,
 }
 
 impl Dial {
+    /// The task name of this dial (`adding`, `lagk`).
     pub fn name(self) -> &'static str {
         match self {
             Dial::Adding => "adding",
@@ -46,6 +52,7 @@ fn group(dial: Dial, r: usize) -> String {
     }
 }
 
+/// One run per dial value, family and seed.
 pub fn plan(
     dials: &[(Dial, Vec<usize>)],
     biases: &[String],
@@ -98,6 +105,7 @@ fn range_of(group: &str) -> Option<(Dial, usize)> {
     Some((Dial::Lag, k.parse().ok()?))
 }
 
+/// Writes the accuracy-versus-range table and figures from the finished runs; returns the table.
 pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<String, String> {
     let figdir = root.join("figures");
     let mut biases: Vec<String> = Vec::new();

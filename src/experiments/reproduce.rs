@@ -38,6 +38,7 @@ fn quick_flags(group: &str) -> Vec<String> {
     f.iter().map(|s| s.to_string()).collect()
 }
 
+/// Every task × family × seed of the paper's comparison for `preset`.
 pub fn plan(preset: Preset, seeds: u64, biases: &[String]) -> Plan {
     let mut specs = Vec::new();
     for (group, flags) in TASKS {

@@ -17,15 +17,22 @@ pub struct AttentionTrace {
 }
 
 #[derive(Clone, Debug)]
+/// Multi-head self-attention with an additive position bias.
 pub struct Attention {
+    /// Query projection `[D, D]`.
     pub q: Linear,
+    /// Key projection `[D, D]`.
     pub k: Linear,
+    /// Value projection `[D, D]`.
     pub v: Linear,
+    /// Output projection `[D, D]`.
     pub o: Linear,
+    /// Number of heads H.
     pub heads: usize,
 }
 
 impl Attention {
+    /// Registers the four projections under `{name}.q`, `.k`, `.v`, `.o`.
     pub fn new<F: Float>(
         store: &mut ParamStore<F>,
         name: &str,

@@ -34,6 +34,7 @@ pub struct ParamCheck {
     pub name: String,
     /// Number of scalars covered.
     pub size: usize,
+    /// How the tape gradient compared with central differences.
     pub report: GradcheckReport,
     /// The largest `|tape gradient|` over the checked coordinates: a check of a gradient that
     /// is exactly 0 everywhere (a dead ReLU, a branch the loss never reads) shows nothing.
@@ -45,6 +46,7 @@ pub struct ParamCheck {
 /// All checks of one family.
 #[derive(Clone, Debug)]
 pub struct BiasCheck {
+    /// The family's command-line name.
     pub family: &'static str,
     /// The smallest `|x|` fed to a ReLU, `None` when the model has no ReLU on a gradient path.
     pub relu_margin: Option<f64>,
@@ -307,8 +309,11 @@ pub fn t5_boundary_jumps(
 pub struct T5Probe {
     /// `[num_buckets, H]`, the checked model's (scaled) table.
     pub table: Tensor<f64>,
+    /// T5's bucket count.
     pub num_buckets: usize,
+    /// T5's distance where the last bucket starts.
     pub max_distance: usize,
+    /// Whether the buckets distinguish both directions.
     pub bidirectional: bool,
     /// The offsets `-(L-1) ..= L-1` of the checked length.
     pub offsets: Vec<i64>,

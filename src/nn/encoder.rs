@@ -10,22 +10,31 @@ use rand::rngs::StdRng;
 /// attention → dropout → residual → LayerNorm; GELU FFN → dropout → residual → LayerNorm.
 #[derive(Clone, Debug)]
 pub struct Block {
+    /// Self-attention.
     pub attn: Attention,
+    /// LayerNorm after the attention residual.
     pub ln1: LayerNorm,
+    /// Feed-forward input projection `D → ffn`.
     pub ffn_in: Linear,
+    /// Feed-forward output projection `ffn → D`.
     pub ffn_out: Linear,
+    /// LayerNorm after the feed-forward residual.
     pub ln2: LayerNorm,
 }
 
 /// Dropout rates and the seed of one block's masks.
 #[derive(Clone, Copy, Debug)]
 pub struct BlockDropout {
+    /// Dropout after attention and after the feed-forward block.
     pub hidden: f64,
+    /// Dropout on the attention probabilities.
     pub attention: f64,
+    /// Seed of this forward's dropout masks.
     pub seed: u64,
 }
 
 impl Block {
+    /// Registers the block's parameters under `{name}.*`.
     pub fn new<F: Float>(
         store: &mut ParamStore<F>,
         name: &str,

@@ -11,9 +11,13 @@ pub const INIT_STD: f64 = 0.02;
 /// `y = x W + b` over the last axis; W `[d_in, d_out]` so the product needs no transpose.
 #[derive(Clone, Debug)]
 pub struct Linear {
+    /// Weight `[d_in, d_out]`.
     pub w: ParamId,
+    /// Bias `[d_out]`.
     pub b: ParamId,
+    /// Input width.
     pub d_in: usize,
+    /// Output width.
     pub d_out: usize,
 }
 
@@ -50,8 +54,11 @@ impl Linear {
 /// Layer normalisation over the last axis with a learned gain (ones) and bias (zeros).
 #[derive(Clone, Debug)]
 pub struct LayerNorm {
+    /// Scale `[d]`, initialised to 1.
     pub gain: ParamId,
+    /// Shift `[d]`, initialised to 0.
     pub bias: ParamId,
+    /// Added to the variance before the square root.
     pub eps: f64,
 }
 
@@ -66,6 +73,7 @@ impl LayerNorm {
             eps: 1e-12,
         }
     }
+    /// Normalises each row of `x` over its last axis, then scales and shifts it.
     pub fn forward<F: Float>(&self, tape: &mut Tape<F>, p: &Bound, x: Var) -> Var {
         tape.layer_norm(x, p.var(self.gain), p.var(self.bias), self.eps)
     }
@@ -74,12 +82,16 @@ impl LayerNorm {
 /// A token embedding table `[V, D]`.
 #[derive(Clone, Debug)]
 pub struct Embedding {
+    /// The embedding table `[vocab, d]`.
     pub table: ParamId,
+    /// Number of token ids.
     pub vocab: usize,
+    /// Embedding width.
     pub d: usize,
 }
 
 impl Embedding {
+    /// Registers `{name}.table` `[vocab, d]`, truncated N(0, 0.02²).
     pub fn new<F: Float>(
         store: &mut ParamStore<F>,
         name: &str,

@@ -17,10 +17,16 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum InputKind {
     /// Token ids below `vocab`; id 0 is padding.
-    Tokens { vocab: usize },
+    Tokens {
+        /// Number of token ids, padding included.
+        vocab: usize,
+    },
     /// Real-valued feature vectors of width `dim` (the adding problem's `(value, marker)`),
     /// read through a Linear with no embedding LayerNorm, as in the paper's code.
-    Features { dim: usize },
+    Features {
+        /// Width of each position's feature vector.
+        dim: usize,
+    },
 }
 
 /// What the model predicts.
@@ -46,12 +52,16 @@ pub enum BiasScope {
 /// Dropout rates (DESIGN §3: attention probs, hidden, input).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Dropouts {
+    /// Dropout on the input embeddings.
     pub input: f64,
+    /// Dropout after attention and the feed-forward block.
     pub hidden: f64,
+    /// Dropout on the attention probabilities.
     pub attention: f64,
 }
 
 impl Dropouts {
+    /// No dropout anywhere.
     pub const NONE: Dropouts = Dropouts {
         input: 0.0,
         hidden: 0.0,
@@ -60,18 +70,29 @@ impl Dropouts {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Everything that defines a model's shape; stored in checkpoints and run records.
 pub struct ModelConfig {
+    /// What the model reads.
     pub input: InputKind,
+    /// What the model predicts.
     pub output: OutputKind,
+    /// Model width D.
     pub d_model: usize,
+    /// Attention heads H.
     pub heads: usize,
+    /// Feed-forward width.
     pub ffn: usize,
+    /// Encoder layers.
     pub layers: usize,
     /// The training length L (AT5 divides its slopes by it; tables cover offsets up to it).
     pub max_len: usize,
+    /// The position-bias family and its options.
     pub bias: BiasConfig,
+    /// Which layers receive the bias.
     pub bias_scope: BiasScope,
+    /// How the encoder's outputs become one vector per sequence.
     pub pooling: Pooling,
+    /// Dropout rates.
     pub dropout: Dropouts,
 }
 
@@ -125,14 +146,18 @@ impl ModelConfig {
 /// One padded batch: `b` sequences right-padded to `l`.
 #[derive(Clone, Debug)]
 pub struct Batch {
+    /// Sequences in the batch, B.
     pub b: usize,
+    /// Padded length, L.
     pub l: usize,
+    /// The inputs, flattened row-major.
     pub input: BatchInput,
     /// `[B·L]`, true at padding slots.
     pub pad: Vec<bool>,
 }
 
 #[derive(Clone, Debug)]
+/// A batch's inputs, flattened over `[B, L]`.
 pub enum BatchInput {
     /// `[B·L]` token ids (padding slots hold 0).
     Tokens(Vec<usize>),
@@ -156,16 +181,74 @@ pub struct Forward {
     pub output: Var,
     /// The bias grid each layer received (`None` where it received none), `[H, L, L]`.
     pub biases: Vec<Option<Var>>,
+    /// Per layer, the content scores and attention probabilities the probabilistic view reads.
     pub traces: Vec<AttentionTrace>,
 }
 
+/// The encoder: input embedding, optional absolute encoding, encoder blocks with a relative
+/// position bias, pooling and an output head. Parameters live in a [`ParamStore`].
+///
+/// A forward and backward on a batch of two sequences, then the probabilistic view of the same
+/// batch: each attention row is the prior times `exp(context)`, renormalised.
+///
+/// ```
+/// use at5::nn::{Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model};
+/// use at5::nn::{ModelConfig, OutputKind, Pooling, Targets};
+/// use at5::position::BiasConfig;
+/// use at5::{ParamStore, Tape};
+///
+/// let config = ModelConfig {
+///     input: InputKind::Tokens { vocab: 5 },
+///     output: OutputKind::Classes(3),
+///     d_model: 8,
+///     heads: 2,
+///     ffn: 16,
+///     layers: 1,
+///     max_len: 6,
+///     bias: BiasConfig::from_name("at5").unwrap(),
+///     bias_scope: BiasScope::Shared,
+///     pooling: Pooling::Last,
+///     dropout: Dropouts::NONE,
+/// };
+/// let mut store: ParamStore<f64> = ParamStore::new();
+/// let model = Model::new(config, &mut store, 7).unwrap();
+///
+/// // Two sequences of length 6; the second ends in two padding slots (id 0).
+/// let ids = vec![1, 2, 3, 4, 1, 2, 3, 3, 1, 4, 0, 0];
+/// let pad = ids.iter().map(|&t| t == 0).collect();
+/// let batch = Batch { b: 2, l: 6, input: BatchInput::Tokens(ids), pad };
+///
+/// let mut tape = Tape::new();
+/// let p = store.bind(&mut tape);
+/// let logits = model.forward(&mut tape, &p, &batch, &ForwardOpts::default()).output;
+/// assert_eq!(tape.shape(logits), &[2, 3]);
+/// let loss = model.loss(&mut tape, logits, &Targets::Classes(vec![0, 2]));
+/// let grads = tape.backward(loss);
+/// // Small initial weights give nearly uniform predictions: a loss close to ln 3.
+/// assert!((tape.value(loss).data[0] - 3f64.ln()).abs() < 0.1);
+/// // The backward reached every parameter, AT5's slopes and MLPs included.
+/// assert!(store.without_grad(&p, &grads).is_empty());
+///
+/// // Posterior = prior × likelihood / evidence, for the last query of sequence 0, head 1.
+/// let view = &model.inspect(&store, &batch, None).unwrap()[0];
+/// let row = (1 * 6 + 5) * 6; // [B, H, L, L] at b = 0, h = 1, i = 5
+/// let unnorm: Vec<f64> = (0..6)
+///     .map(|j| view.prior.data[row + j] * view.context.data[row + j].exp())
+///     .collect();
+/// let evidence: f64 = unnorm.iter().sum();
+/// for j in 0..6 {
+///     assert!((unnorm[j] / evidence - view.posterior.data[row + j]).abs() < 1e-9);
+/// }
+/// ```
 pub struct Model<F: Float> {
+    /// The configuration the model was built from.
     pub config: ModelConfig,
     input_embed: Option<Embedding>,
     input_proj: Option<Linear>,
     input_norm: Option<LayerNorm>,
     /// One family for `Shared`/`FirstLayer`, one per layer for `PerLayer`.
     pub biases: Vec<Box<dyn PositionBias<F>>>,
+    /// The encoder blocks, first to last.
     pub blocks: Vec<Block>,
     head_norm: LayerNorm,
     head: Linear,
@@ -426,7 +509,9 @@ impl<F: Float> Model<F> {
 /// The labels of a batch.
 #[derive(Clone, Debug)]
 pub enum Targets {
+    /// Class ids `[B]`.
     Classes(Vec<usize>),
+    /// Real targets `[B]`.
     Real(Vec<f64>),
 }
 

@@ -6,10 +6,15 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// Adam's hyperparameters.
 pub struct AdamConfig {
+    /// Learning rate.
     pub lr: f64,
+    /// Decay of the first-moment average.
     pub beta1: f64,
+    /// Decay of the second-moment average.
     pub beta2: f64,
+    /// Added to the square root of the second moment.
     pub eps: f64,
 }
 
@@ -29,13 +34,18 @@ impl AdamConfig {
 /// double the memory; f32 moments are what TF and PyTorch keep for f32 models).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Adam<F = f32> {
+    /// The hyperparameters.
     pub config: AdamConfig,
+    /// Updates made so far (for the bias correction).
     pub step: u64,
+    /// First moments, one buffer per parameter in store order.
     pub m: Vec<Vec<F>>,
+    /// Second moments, one buffer per parameter in store order.
     pub v: Vec<Vec<F>>,
 }
 
 impl<F: Float> Adam<F> {
+    /// Zero moments shaped like `store`'s parameters.
     pub fn new<G: Float>(config: AdamConfig, store: &ParamStore<G>) -> Adam<F> {
         let zeros = || {
             store

@@ -34,6 +34,7 @@ pub struct Alibi {
 }
 
 impl Alibi {
+    /// ALiBi for `heads` heads with [`alibi_slopes`]; it has no parameters.
     pub fn new(heads: usize) -> Alibi {
         Alibi {
             slopes: alibi_slopes(heads),

@@ -27,9 +27,13 @@ pub fn soft_bucket(n: i64, alpha: f64, beta: f64) -> f64 {
 /// The widths, init and dropout of the per-head MLPs AT5 and AT5-NoB share.
 #[derive(Clone, Copy, Debug)]
 pub struct MlpOptions {
+    /// Width of the first hidden layer.
     pub l1: usize,
+    /// Width of the second hidden layer.
     pub l2: usize,
+    /// Std of the truncated-normal weight init; biases start at this constant.
     pub init_std: f64,
+    /// Dropout after the first hidden layer (training only).
     pub dropout: f64,
 }
 

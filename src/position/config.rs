@@ -15,26 +15,39 @@ pub enum BiasConfig {
     Sinusoidal,
     /// T5's log-spaced buckets, one learned scalar per (bucket, head).
     T5 {
+        /// Buckets over both directions together (32 in the paper).
         num_buckets: usize,
+        /// Distance from which every offset shares the last bucket.
         max_distance: usize,
+        /// Whether keys before and after the query get separate buckets (an encoder: yes).
         bidirectional: bool,
     },
     /// One learned scalar per (offset, head): T5 without bucketing.
     T5NoB,
     /// AT5: soft bucket `1 - exp(-alpha |n|)` per head and direction, then a small MLP.
     At5 {
+        /// Lower end of the uniform init of the slope parameters `a_h`, `c_h`.
         slope_min: f64,
+        /// Upper end of that range.
         slope_max: f64,
+        /// Width of the MLP's first hidden layer.
         l1: usize,
+        /// Width of the MLP's second hidden layer.
         l2: usize,
+        /// Std of the MLP's truncated-normal weight init.
         init_std: f64,
+        /// Dropout inside the MLP (the input-dropout rate).
         dropout: f64,
     },
     /// AT5 with the soft bucket replaced by a free table `sigmoid(w_h[n])`.
     At5NoB {
+        /// Width of the MLP's first hidden layer.
         l1: usize,
+        /// Width of the MLP's second hidden layer.
         l2: usize,
+        /// Std of the MLP's truncated-normal weight init.
         init_std: f64,
+        /// Dropout inside the MLP (the input-dropout rate).
         dropout: f64,
     },
     /// ALiBi's fixed linear penalty `-m_h |n|` (Press et al. 2022), symmetric for an encoder.
@@ -42,7 +55,10 @@ pub enum BiasConfig {
     /// KERPLE's logarithmic kernel `-r1 ln(1 + r2 |n|)` (Chi et al. 2022).
     KerpleLog,
     /// FIRE's learned function of progressive interpolated distance (Li et al. 2023).
-    Fire { hidden: usize },
+    Fire {
+        /// Width of the MLP's hidden layer (32 in the paper).
+        hidden: usize,
+    },
 }
 
 /// The family names the command line accepts, in the order experiments list them.
@@ -123,6 +139,42 @@ impl BiasConfig {
 
 /// Builds `cfg` for `heads` heads and training length `max_len`, registering its parameters in
 /// `store` under `prefix` (e.g. `bias`). Impossible settings are an `Err` naming the option.
+///
+/// The family's [`PositionBias::grid`] gives `b_h(j - i)` for every query and key; a softmax
+/// over the keys turns it into the prior of each query:
+///
+/// ```
+/// use at5::position::{BiasConfig, PositionBias, build};
+/// use at5::{ParamStore, Tape};
+/// use rand::SeedableRng;
+///
+/// let (heads, len) = (2, 8);
+/// let prior_of_last_query = |cfg: &BiasConfig| {
+///     let mut store: ParamStore<f64> = ParamStore::new();
+///     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+///     let bias = build(cfg, heads, len, &mut store, "bias", &mut rng).unwrap();
+///     let mut tape = Tape::eval();
+///     let p = store.bind(&mut tape);
+///     let grid = bias.grid(&mut tape, &p, len, len, 0).unwrap(); // [H, L, L]
+///     let prior = tape.softmax(grid);
+///     let head0 = &tape.value(prior).data[..len * len];
+///     (head0[(len - 1) * len..].to_vec(), bias.slopes(&store))
+/// };
+///
+/// // ALiBi: the prior decays with distance, so it rises toward the query (the last key).
+/// let (row, slopes) = prior_of_last_query(&BiasConfig::Alibi);
+/// assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+/// assert!(row.windows(2).all(|w| w[0] < w[1]));
+/// assert!(slopes.is_none());
+///
+/// // AT5 starts almost flat (its MLPs are initialised at std 0.01); its slopes are
+/// // alpha = relu(a)/L with a ~ U(1, 10).
+/// let (row, slopes) = prior_of_last_query(&BiasConfig::from_name("at5").unwrap());
+/// assert!(row.iter().all(|p| (p - 1.0 / len as f64).abs() < 1e-3));
+/// let (alpha, beta) = slopes.unwrap();
+/// assert_eq!((alpha.len(), beta.len()), (heads, heads));
+/// assert!(alpha.iter().chain(&beta).all(|&r| (1.0 / 8.0..=10.0 / 8.0).contains(&r)));
+/// ```
 pub fn build<F: Float>(
     cfg: &BiasConfig,
     heads: usize,

@@ -9,11 +9,14 @@ use std::path::Path;
 /// One line of a chart: a legend label and its (x, y) points, drawn in the given order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
+    /// The legend label.
     pub label: String,
+    /// The points, in drawing order.
     pub points: Vec<(f64, f64)>,
 }
 
 impl Series {
+    /// A series from a label and its points.
     pub fn new(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
         Series {
             label: label.into(),

@@ -11,18 +11,30 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TaskSource {
     /// Generated from a config and a data seed (fixed across trials, as in the paper).
-    Generated { config: TaskConfig, seed: u64 },
+    Generated {
+        /// The task and its sizes.
+        config: TaskConfig,
+        /// The data seed.
+        seed: u64,
+    },
     /// Loaded from `train.txt`/`dev.txt`/`test.txt` in the original format.
-    Files { dir: PathBuf, kind: TaskKind },
+    Files {
+        /// The directory holding the three files.
+        dir: PathBuf,
+        /// Which task the files hold.
+        kind: TaskKind,
+    },
 }
 
 impl TaskSource {
+    /// Generates or reads the task's splits.
     pub fn load(&self) -> Result<TaskData, String> {
         match self {
             TaskSource::Generated { config, seed } => data::generate(config, *seed),
             TaskSource::Files { dir, kind } => data::files::load_dir(dir, *kind),
         }
     }
+    /// Which task this is.
     pub fn kind(&self) -> TaskKind {
         match self {
             TaskSource::Generated { config, .. } => config.kind(),
@@ -34,12 +46,19 @@ impl TaskSource {
 /// The model's size and bias; input, output and length come from the task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelSpec {
+    /// Model width D.
     pub d_model: usize,
+    /// Attention heads H.
     pub heads: usize,
+    /// Feed-forward width.
     pub ffn: usize,
+    /// Encoder layers.
     pub layers: usize,
+    /// The position-bias family and its options.
     pub bias: BiasConfig,
+    /// Which layers receive the bias.
     pub bias_scope: BiasScope,
+    /// Dropout rates.
     pub dropout: Dropouts,
 }
 
@@ -98,11 +117,17 @@ impl ModelSpec {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Everything that defines a training run; stored in its checkpoint and record.
 pub struct TrainConfig {
+    /// Where the data comes from.
     pub task: TaskSource,
+    /// The model, less what the data decides.
     pub model: ModelSpec,
+    /// Adam learning rate.
     pub lr: f64,
+    /// Examples per optimizer step.
     pub batch: usize,
+    /// Training epochs.
     pub epochs: usize,
     /// Seeds the initialisation, the shuffling and the dropout masks.
     pub seed: u64,
@@ -111,6 +136,7 @@ pub struct TrainConfig {
 }
 
 impl TrainConfig {
+    /// Impossible settings as one line naming the option.
     pub fn validate(&self) -> Result<(), String> {
         if self.batch == 0 {
             return Err("batch must be at least 1".into());
@@ -131,11 +157,14 @@ impl TrainConfig {
 /// The paper's protocol, or a reduced one that runs in minutes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Preset {
+    /// The paper's sizes, epochs and learning rates (DESIGN §3).
     Paper,
+    /// A small, fast-learning reduction that runs in minutes.
     Quick,
 }
 
 impl Preset {
+    /// Parses `paper` or `quick`.
     pub fn from_name(s: &str) -> Result<Preset, String> {
         match s {
             "paper" => Ok(Preset::Paper),
@@ -143,6 +172,7 @@ impl Preset {
             o => Err(format!("unknown preset `{o}`; expected paper or quick")),
         }
     }
+    /// `paper` or `quick`.
     pub fn name(self) -> &'static str {
         match self {
             Preset::Paper => "paper",
@@ -154,7 +184,9 @@ impl Preset {
 /// The task's dial: Adding's T, lag-k's L and k.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Dial {
+    /// Adding's T, lag-k's L, or Process-50's length.
     pub seq_len: Option<usize>,
+    /// Lag-k's k.
     pub lag: Option<usize>,
 }
 

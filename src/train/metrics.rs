@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 pub const EVAL_BATCH: usize = 256;
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// Loss and accuracy of the model on one split.
 pub struct Metrics {
     /// Mean loss (cross-entropy, or MSE for regression).
     pub loss: f64,

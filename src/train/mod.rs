@@ -14,38 +14,154 @@ pub use config::{
     task_length,
 };
 pub use metrics::{EVAL_BATCH, Metrics, argmax, evaluate};
-pub use prior::{HeadSummary, PriorReport, pooled_query, prior_report};
+pub use prior::{
+    HeadSummary, PriorReport, compare_priors, pooled_query, prior_by_epoch, prior_report,
+    prior_series,
+};
 pub use record::RunRecord;
 pub use trainer::{Best, EpochRecord, TrainState, Trainer};
 
 use crate::report::write_json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// File names inside a run's output directory.
+/// The latest checkpoint inside a run's output directory.
 pub const CHECKPOINT: &str = "checkpoint.bin";
+/// The run record inside a run's output directory.
 pub const RECORD: &str = "record.json";
+/// The folder of a run's output directory that holds its snapshots.
+pub const SNAPSHOTS: &str = "snapshots";
+
+/// Where [`run_with_snapshots`] keeps the full checkpoint of the end of `epoch` (epoch 0: the
+/// initialisation). The epoch is zero-padded so the names sort in training order.
+pub fn snapshot_path(out: &Path, epoch: usize) -> PathBuf {
+    out.join(SNAPSHOTS).join(format!("epoch-{epoch:04}.bin"))
+}
+
+/// The snapshots in a run's output directory, sorted by epoch; an error names the directory if
+/// there are none.
+pub fn list_snapshots(out: &Path) -> Result<Vec<PathBuf>, String> {
+    let dir = out.join(SNAPSHOTS);
+    let entries = std::fs::read_dir(&dir).map_err(|e| {
+        format!(
+            "{}: cannot read snapshots ({e}); train with --snapshots",
+            dir.display()
+        )
+    })?;
+    let mut found: Vec<(usize, PathBuf)> = entries
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let name = path.file_name()?.to_str()?;
+            let epoch = name
+                .strip_prefix("epoch-")?
+                .strip_suffix(".bin")?
+                .parse()
+                .ok()?;
+            Some((epoch, path))
+        })
+        .collect();
+    if found.is_empty() {
+        return Err(format!("{}: no epoch-*.bin snapshots", dir.display()));
+    }
+    found.sort();
+    Ok(found.into_iter().map(|(_, p)| p).collect())
+}
 
 /// What a run reports as it goes.
 pub enum Event<'a> {
+    /// One optimizer step of epoch `epoch` (1-based), `done` of `total` in that epoch.
     Step {
+        /// The epoch being trained, counted from 1.
         epoch: usize,
+        /// Steps done in this epoch, this one included.
         done: usize,
+        /// Steps in this epoch.
         total: usize,
+        /// This step's training loss.
         loss: f64,
     },
+    /// An epoch ended and was evaluated.
     Epoch(&'a EpochRecord),
 }
 
 /// Trains to the end of the budget (or patience), writing `out/checkpoint.bin` after every
 /// epoch and `out/record.json` after every epoch and at the end, both atomically. A failure
 /// (e.g. a non-finite loss) is recorded and returned; the last good checkpoint stays.
-pub fn run(
+///
+/// A tiny run: three epochs of lag-2 recall with an AT5 bias, then a resume of its checkpoint.
+///
+/// ```
+/// use at5::data::{LagKConfig, TaskConfig, TaskKind};
+/// use at5::nn::{BiasScope, Dropouts};
+/// use at5::train::{self, ModelSpec, TaskSource, TrainConfig, Trainer, bias_for};
+///
+/// let task = LagKConfig {
+///     seq_len: 8,
+///     lag: 2,
+///     vocab: 4,
+///     train: 200,
+///     dev: 50,
+///     test: 50,
+///     training_nums: 200,
+/// };
+/// let config = TrainConfig {
+///     task: TaskSource::Generated { config: TaskConfig::LagK(task), seed: 1 },
+///     model: ModelSpec {
+///         d_model: 16,
+///         heads: 2,
+///         ffn: 32,
+///         layers: 1,
+///         bias: bias_for("at5", TaskKind::LagK, 8, Dropouts::NONE).unwrap(),
+///         bias_scope: BiasScope::Shared,
+///         dropout: Dropouts::NONE,
+///     },
+///     lr: 3e-3,
+///     batch: 32,
+///     epochs: 3,
+///     seed: 5,
+///     patience: None,
+/// };
+/// let out = std::env::temp_dir().join(format!("at5-doc-run-{}", std::process::id()));
+/// let record = train::run(Trainer::new(config).unwrap(), &out, |_| {}).unwrap();
+///
+/// assert_eq!(record.status, "completed");
+/// assert_eq!(record.epochs.len(), 3);
+/// assert!(record.epochs[2].train_loss < record.epochs[0].train_loss);
+/// // The test split is scored at the best dev epoch; AT5's slopes are recorded every epoch.
+/// assert!(record.best.is_some());
+/// assert_eq!(record.epochs[0].alpha.as_ref().unwrap().len(), 2);
+///
+/// let resumed = Trainer::from_checkpoint(&out.join(train::CHECKPOINT)).unwrap();
+/// assert_eq!(resumed.state.epoch, 3);
+/// std::fs::remove_dir_all(&out).unwrap();
+/// ```
+pub fn run(trainer: Trainer, out: &Path, on_event: impl FnMut(Event)) -> Result<RunRecord, String> {
+    run_with_snapshots(trainer, out, &[], on_event)
+}
+
+/// [`run`], also keeping a full checkpoint of the end of each epoch in `snapshots` at
+/// [`snapshot_path`] (epoch 0 is the untrained model, if the run starts there), so the prior
+/// can be looked at as it was learned. Each snapshot is a complete checkpoint: `prior` reads
+/// it and `train --resume` continues from it.
+pub fn run_with_snapshots(
     mut trainer: Trainer,
     out: &Path,
+    snapshots: &[usize],
     mut on_event: impl FnMut(Event),
 ) -> Result<RunRecord, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
     let (ck, rec) = (out.join(CHECKPOINT), out.join(RECORD));
+    let snapshot = |t: &Trainer| -> Result<(), String> {
+        if !snapshots.contains(&t.state.epoch) {
+            return Ok(());
+        }
+        let path = snapshot_path(out, t.state.epoch);
+        std::fs::create_dir_all(out.join(SNAPSHOTS))
+            .map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
+        t.save_checkpoint(&path)
+    };
+    if trainer.state.epoch == 0 {
+        snapshot(&trainer)?;
+    }
     while !trainer.done() {
         let epoch = trainer.state.epoch + 1;
         let res = trainer.train_epoch(|done, total, loss| {
@@ -64,6 +180,7 @@ pub fn run(
             }
         }
         trainer.save_checkpoint(&ck)?;
+        snapshot(&trainer)?;
         write_json(&rec, &trainer.record("running"))?;
     }
     let status = if trainer.state.epoch >= trainer.config.epochs {

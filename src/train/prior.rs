@@ -6,12 +6,13 @@ use super::record::RunRecord;
 use super::trainer::Trainer;
 use crate::data::{Example, Pooling};
 use crate::nn::{LayerView, mass_radius, mean_kl};
-use crate::report::{LineOpts, Series, heatmap, line_chart};
+use crate::report::{LineOpts, Series, heatmap, line_chart, small_multiples};
 use std::path::{Path, PathBuf};
 
 /// What the prior binary found, per head of the first biased layer.
 #[derive(Clone, Debug)]
 pub struct HeadSummary {
+    /// The head index.
     pub head: usize,
     /// The offset `n = j - i` where the query's prior peaks.
     pub mode_offset: i64,
@@ -21,10 +22,12 @@ pub struct HeadSummary {
     pub mean_kl: f64,
     /// AT5's `alpha_h`, `beta_h` (saturation distances `1/alpha`, `1/beta`).
     pub alpha: Option<f64>,
+    /// AT5's `beta_h`, the slope of the offsets `n <= 0`.
     pub beta: Option<f64>,
 }
 
 #[derive(Clone, Debug)]
+/// What [`prior_report`] wrote and found.
 pub struct PriorReport {
     /// The query the prior-by-offset figure and the summary read.
     pub query: usize,
@@ -32,6 +35,7 @@ pub struct PriorReport {
     pub len: usize,
     /// How many test examples the mean KL averages over.
     pub kl_examples: usize,
+    /// One summary per head.
     pub heads: Vec<HeadSummary>,
     /// Every figure written, in order.
     pub files: Vec<PathBuf>,
@@ -45,6 +49,99 @@ pub fn pooled_query(pooling: Pooling, len: usize) -> usize {
         Pooling::First => 0,
         Pooling::Mean => len / 2,
     }
+}
+
+/// Per head, the prior of `trainer`'s pooled query over relative offsets `n = j - i`, as chart
+/// series labelled `head h`.
+pub fn prior_series(trainer: &Trainer) -> Vec<Series> {
+    let l = trainer.data.max_len;
+    let q = pooled_query(trainer.model.config.pooling, l);
+    trainer
+        .model
+        .prior_row(&trainer.store, l, q)
+        .into_iter()
+        .enumerate()
+        .map(|(h, row)| {
+            let pts = row
+                .iter()
+                .enumerate()
+                .map(|(j, &p)| (j as f64 - q as f64, p))
+                .collect();
+            Series::new(format!("head {h}"), pts)
+        })
+        .collect()
+}
+
+const OFFSET_AXIS: &str = "relative offset n = j - i (key minus query position)";
+const PRIOR_AXIS: &str = "prior probability softmax(b(n))";
+
+/// The prior of the pooled query as it was learned: one panel per head of the first biased
+/// layer, one line per snapshot (labelled by its epoch), written to `path`. The snapshots must
+/// come from one run (same task, family and heads); they are drawn in the order given.
+pub fn prior_by_epoch(snapshots: &[PathBuf], path: &Path) -> Result<(), String> {
+    let mut per_head: Vec<Vec<Series>> = Vec::new();
+    let mut first: Option<(String, String, usize)> = None;
+    for s in snapshots {
+        let t = Trainer::from_checkpoint(s)?;
+        let id = (
+            t.data.name.clone(),
+            t.model.family().to_string(),
+            t.model.config.heads,
+        );
+        match &first {
+            None => first = Some(id),
+            Some(f) if *f != id => {
+                return Err(format!(
+                    "{}: a {} run with {} heads on {}, not the {} run with {} heads on {} of the \
+                     snapshots before it",
+                    s.display(),
+                    id.1,
+                    id.2,
+                    id.0,
+                    f.1,
+                    f.2,
+                    f.0
+                ));
+            }
+            Some(_) => {}
+        }
+        let label = format!("epoch {}", t.state.epoch);
+        for (h, series) in prior_series(&t).into_iter().enumerate() {
+            if per_head.len() <= h {
+                per_head.push(Vec::new());
+            }
+            per_head[h].push(Series::new(label.clone(), series.points));
+        }
+    }
+    let Some((task, family, heads)) = first else {
+        return Err("prior by epoch: no snapshots given".into());
+    };
+    let panels: Vec<(String, Vec<Series>)> = per_head
+        .into_iter()
+        .enumerate()
+        .map(|(h, s)| (format!("head {h}"), s))
+        .collect();
+    let title = format!("{task}: prior of the pooled query during training ({family})");
+    small_multiples(path, &title, &panels, OFFSET_AXIS, PRIOR_AXIS, heads.min(2))
+}
+
+/// The learned priors of several runs side by side: one panel per checkpoint (titled by its
+/// family and epoch), one line per head, written to `path`.
+pub fn compare_priors(checkpoints: &[PathBuf], path: &Path) -> Result<(), String> {
+    let mut panels = Vec::new();
+    let mut task = String::new();
+    for c in checkpoints {
+        let t = Trainer::from_checkpoint(c)?;
+        task = t.data.name.clone();
+        let name = format!("{}, epoch {}", t.model.family(), t.state.epoch);
+        panels.push((name, prior_series(&t)));
+    }
+    if panels.is_empty() {
+        return Err("compare priors: no checkpoints given".into());
+    }
+    let title = format!("{task}: learned prior of the pooled query per head");
+    let cols = panels.len().min(3);
+    small_multiples(path, &title, &panels, OFFSET_AXIS, PRIOR_AXIS, cols)
 }
 
 /// One head's `[L, L]` slice of a `[1, H, L, L]` view tensor, as rows for a heat map.
@@ -92,19 +189,7 @@ pub fn prior_report(
     let query = pooled_query(model.config.pooling, l);
     let mut files = Vec::new();
 
-    let rows = model.prior_row(store, l, query);
-    let series: Vec<Series> = rows
-        .iter()
-        .enumerate()
-        .map(|(hh, row)| {
-            let pts = row
-                .iter()
-                .enumerate()
-                .map(|(j, &p)| (j as f64 - query as f64, p))
-                .collect();
-            Series::new(format!("head {hh}"), pts)
-        })
-        .collect();
+    let series = prior_series(trainer);
     let path = out.join("prior_by_offset.svg");
     line_chart(
         &path,
@@ -155,11 +240,12 @@ pub fn prior_report(
     }
 
     let slopes = model.slopes(store);
-    let heads = rows
+    let heads = series
         .iter()
         .enumerate()
-        .map(|(hh, row)| {
-            let (mode, radius90) = mass_radius(row, 0.9);
+        .map(|(hh, s)| {
+            let row: Vec<f64> = s.points.iter().map(|p| p.1).collect();
+            let (mode, radius90) = mass_radius(&row, 0.9);
             HeadSummary {
                 head: hh,
                 mode_offset: mode as i64 - query as i64,

@@ -6,25 +6,40 @@ use crate::nn::ModelConfig;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// The JSON record of one run (`record.json`).
 pub struct RunRecord {
+    /// The run's configuration.
     pub config: TrainConfig,
+    /// The model configuration it produced for the data.
     pub model: ModelConfig,
+    /// The training seed.
     pub seed: u64,
+    /// The task's name.
     pub task: String,
+    /// The bias family.
     pub bias: String,
+    /// Sizes and label statistics of the data.
     pub task_stats: TaskStats,
+    /// Number of trainable scalars.
     pub num_params: usize,
     /// `completed`, `stopped early (patience)`, `running`, or `failed: <why>`.
     pub status: String,
+    /// One entry per epoch trained.
     pub epochs: Vec<EpochRecord>,
+    /// The best-dev epoch and its test metrics.
     pub best: Option<Best>,
+    /// Optimizer steps taken.
     pub steps: u64,
+    /// Training seconds over every resumed part.
     pub train_seconds: f64,
+    /// Steps per training second.
     pub steps_per_second: f64,
+    /// Parameters the first step's backward did not reach (should be empty).
     pub params_without_grad: Vec<String>,
 }
 
 impl Trainer {
+    /// The run's record as of now, with `status` (e.g. `running`, `completed`).
     pub fn record(&self, status: &str) -> RunRecord {
         let s = &self.state;
         RunRecord {

@@ -16,22 +16,30 @@ use std::time::Instant;
 /// One epoch's numbers, as the run record stores them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EpochRecord {
+    /// The epoch, counted from 1.
     pub epoch: usize,
+    /// Mean training loss over its steps.
     pub train_loss: f64,
+    /// Metrics on the dev split after the epoch.
     pub dev: Metrics,
     /// Set on the epochs where dev strictly improved (the paper's protocol).
     pub test: Option<Metrics>,
     /// AT5's `alpha_h`, `beta_h` after the epoch.
     pub alpha: Option<Vec<f64>>,
+    /// AT5's `beta_h` after the epoch.
     pub beta: Option<Vec<f64>>,
+    /// Seconds the epoch took, evaluation included.
     pub seconds: f64,
 }
 
 /// The best-dev epoch and the test metrics recorded there.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Best {
+    /// The epoch, counted from 1.
     pub epoch: usize,
+    /// Its dev metrics.
     pub dev: Metrics,
+    /// Its test metrics.
     pub test: Metrics,
 }
 
@@ -40,21 +48,34 @@ pub struct Best {
 /// dropout masks from (seed, s), so (epoch, step) restore it exactly.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainState {
+    /// Epochs finished.
     pub epoch: usize,
+    /// Optimizer steps taken.
     pub step: u64,
+    /// The best-dev epoch so far.
     pub best: Option<Best>,
+    /// Epochs since dev last improved.
     pub stale_epochs: usize,
+    /// Every finished epoch's numbers.
     pub history: Vec<EpochRecord>,
     /// Training seconds so far, over every resumed part.
     pub seconds: f64,
 }
 
+/// A training run in memory: its data, model, parameters, optimizer and loop counters.
+/// [`crate::train::run`] drives one to the end with checkpoints (an example is there).
 pub struct Trainer {
+    /// The run's configuration.
     pub config: TrainConfig,
+    /// The task's splits.
     pub data: TaskData,
+    /// The model (f32).
     pub model: Model<f32>,
+    /// Its parameters.
     pub store: ParamStore<f32>,
+    /// The optimizer state.
     pub adam: Adam<f32>,
+    /// The loop counters and history.
     pub state: TrainState,
     /// Names of parameters that got no gradient on the first step (should be empty).
     pub without_grad: Vec<String>,
@@ -89,6 +110,7 @@ impl Trainer {
         })
     }
 
+    /// The model's configuration (the run's, completed by the data).
     pub fn model_config(&self) -> &ModelConfig {
         &self.model.config
     }

@@ -138,15 +138,19 @@ impl<F: Float> Tape<F> {
         }
         self.push(op, Tensor::from_vec(&out, data))
     }
+    /// `a + b`, broadcasting numpy-style.
     pub fn add(&mut self, a: Var, b: Var) -> Var {
         self.broadcast_op("add", Op::Add(a, b), a, b, |p, q| p + q)
     }
+    /// `a - b`, broadcasting numpy-style.
     pub fn sub(&mut self, a: Var, b: Var) -> Var {
         self.broadcast_op("sub", Op::Sub(a, b), a, b, |p, q| p - q)
     }
+    /// `a * b` elementwise, broadcasting numpy-style.
     pub fn mul(&mut self, a: Var, b: Var) -> Var {
         self.broadcast_op("mul", Op::Mul(a, b), a, b, |p, q| p * q)
     }
+    /// `a / b` elementwise, broadcasting numpy-style.
     pub fn div(&mut self, a: Var, b: Var) -> Var {
         self.broadcast_op("div", Op::Div(a, b), a, b, |p, q| p / q)
     }

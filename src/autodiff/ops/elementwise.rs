@@ -52,6 +52,7 @@ impl<F: Float> Tape<F> {
         let k = F::from_f64(c);
         self.unary(Op::Scale(a, c), a, |x| x * k)
     }
+    /// `-x`.
     pub fn neg(&mut self, a: Var) -> Var {
         self.scale(a, -1.0)
     }
@@ -60,12 +61,15 @@ impl<F: Float> Tape<F> {
         let k = F::from_f64(c);
         self.unary(Op::AddScalar(a), a, |x| x + k)
     }
+    /// `e^x`; its backward reads the node's own output.
     pub fn exp(&mut self, a: Var) -> Var {
         self.unary(Op::Exp(a), a, F::exp)
     }
+    /// `ln x` (the caller keeps `x > 0`).
     pub fn ln(&mut self, a: Var) -> Var {
         self.unary(Op::Ln(a), a, F::ln)
     }
+    /// `√x` (the caller keeps `x > 0`).
     pub fn sqrt(&mut self, a: Var) -> Var {
         self.unary(Op::Sqrt(a), a, F::sqrt)
     }
@@ -74,6 +78,7 @@ impl<F: Float> Tape<F> {
         let k = F::from_f64(p);
         self.unary(Op::Powf(a, p), a, move |x| x.powf(k))
     }
+    /// `max(x, 0)`; the gradient is 0 at and below 0.
     pub fn relu(&mut self, a: Var) -> Var {
         self.unary(Op::Relu(a), a, |x| if x > F::ZERO { x } else { F::ZERO })
     }
@@ -81,9 +86,11 @@ impl<F: Float> Tape<F> {
     pub fn gelu(&mut self, a: Var) -> Var {
         self.unary(Op::Gelu(a), a, |x| gelu_and_slope(x).0)
     }
+    /// `1 / (1 + e^(-x))`.
     pub fn sigmoid(&mut self, a: Var) -> Var {
         self.unary(Op::Sigmoid(a), a, sigmoid)
     }
+    /// `tanh x`.
     pub fn tanh(&mut self, a: Var) -> Var {
         self.unary(Op::Tanh(a), a, F::tanh)
     }

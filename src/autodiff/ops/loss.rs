@@ -5,7 +5,7 @@ use crate::float::Float;
 use crate::tensor::Tensor;
 
 impl<F: Float> Tape<F> {
-    /// Mean over rows of -log softmax(logits)[target], from a max-subtracted log-softmax.
+    /// Mean over rows of `-log softmax(logits)[target]`, from a max-subtracted log-softmax.
     pub fn cross_entropy(&mut self, logits: Var, targets: &[usize]) -> Var {
         let x = self.value(logits);
         assert!(

@@ -42,6 +42,7 @@ fn permute_into<F: Float>(x: &[F], shape: &[usize], perm: &[usize], out: &mut [F
 }
 
 impl<F: Float> Tape<F> {
+    /// The same data under a new shape with the same number of elements.
     pub fn reshape(&mut self, a: Var, shape: &[usize]) -> Var {
         let x = self.value(a);
         let n: usize = shape.iter().product();
