@@ -11,25 +11,48 @@ use rayon::prelude::*;
 
 /// Below this many multiply-adds a GEMM runs as one task.
 const PAR_MIN_WORK: usize = 1 << 18;
-/// Tiles of C per parallel GEMM: fixed, so results do not depend on the thread count. Few and
-/// large, because every tile packs its own copy of the B panel it reads (at 256-row tiles the
-/// weight repacking of the model's Linear layers cost more than a tenth of a training step).
+/// Parallel tasks per GEMM: fixed, so results do not depend on the thread count. Few and
+/// large, because each task packs its own copy of the operand panels it reads (at 256-row tiles
+/// the weight repacking of the model's Linear layers cost a tenth of a training step).
 const TASKS: usize = 8;
 /// Row blocks are a multiple of this (a multiple of the microkernel's height).
 const ROW_ALIGN: usize = 16;
-/// Column blocks are a multiple of this (the microkernel's width), so that only the last block
-/// of a row has a ragged edge.
-const COL_ALIGN: usize = 32;
 /// The shortest row block worth a task of its own.
 const ROWS_MIN: usize = 128;
+
+/// How a parallel GEMM is cut into tasks; a function of (m, k, n) only.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Split {
+    /// One task.
+    None,
+    /// Row blocks of C of this many rows: each task packs its rows of A and all of B.
+    Rows(usize),
+    /// k in chunks of this length, each task a partial product of all of C, the partials added
+    /// in chunk order. For the tall-k weight gradients (`xᵀ g`, m = d_in, k = B·L): split by
+    /// rows or columns, every task would pack all of the long operand again.
+    Depth(usize),
+}
+
+fn split(m: usize, k: usize, n: usize, parallel: bool) -> Split {
+    if !parallel || m * n * k < PAR_MIN_WORK {
+        return Split::None;
+    }
+    if k >= 8 * m.max(n) {
+        return Split::Depth(k.div_ceil(TASKS));
+    }
+    let rows = m.div_ceil(TASKS).next_multiple_of(ROW_ALIGN).max(ROWS_MIN);
+    if rows < m {
+        Split::Rows(rows)
+    } else {
+        Split::None
+    }
+}
 
 /// `C[m,n] (+)= op(A)[m,k] op(B)[k,n]`. `a` is stored `[m,k]`, or `[k,m]` when `ta`;
 /// `b` is stored `[k,n]`, or `[n,k]` when `tb`. `beta` 0 overwrites C, 1 accumulates.
 ///
-/// In parallel, C is cut into a grid of about `TASKS` tiles that depends only on (m, k, n): row
-/// blocks, and, when m is too short for that (the tall-k products of weight gradients,
-/// m = d_in), column blocks too. k is never split, so every element of C is the same
-/// sum in the same order at any thread count.
+/// In parallel the work is cut by [`split`], a function of the shape alone, so every element
+/// of C is the same sums in the same order at any thread count.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm<F: Float>(
     m: usize,
@@ -49,66 +72,62 @@ pub(crate) fn gemm<F: Float>(
     }
     let (rsa, csa) = if ta { (1, m) } else { (k, 1) };
     let (rsb, csb) = if tb { (1, k) } else { (n, 1) };
-    let (rows, col_width) = tiles(m, k, n, parallel);
-    let (row_blocks, col_blocks) = (m.div_ceil(rows), n.div_ceil(col_width));
-    let c_ptr = SendPtr(c.as_mut_ptr());
-    let run = |t: usize| {
-        let (r0, c0) = ((t / col_blocks) * rows, (t % col_blocks) * col_width);
-        let (mr, nc) = (rows.min(m - r0), col_width.min(n - c0));
-        // SAFETY: rows r0..r0+mr of op(A), columns c0..c0+nc of op(B) and that tile of C lie
-        // inside the slices checked above; the strides describe exactly the stored layouts, and
-        // tiles of C are disjoint, so no two tasks write the same element.
+    // C[r0.., ..] (+)= A[r0.., p0..p0+kc] B[p0..p0+kc, ..] for mr rows, into `out` (row stride n).
+    let run = |r0: usize, mr: usize, p0: usize, kc: usize, beta: F, out: *mut F| {
+        // SAFETY: rows r0..r0+mr and columns p0..p0+kc of op(A), rows p0..p0+kc of op(B) lie
+        // inside the slices checked above, and the strides describe their stored layouts;
+        // `out` is an mr×n block that this task alone writes.
         unsafe {
             F::gemm(
                 mr,
-                k,
-                nc,
-                a.as_ptr().add(r0 * rsa),
+                kc,
+                n,
+                a.as_ptr().add(r0 * rsa + p0 * csa),
                 rsa as isize,
                 csa as isize,
-                b.as_ptr().add(c0 * csb),
+                b.as_ptr().add(p0 * rsb),
                 rsb as isize,
                 csb as isize,
                 beta,
-                c_ptr.get().add(r0 * n + c0),
+                out,
                 n as isize,
                 1,
             )
         }
     };
-    let tasks = row_blocks * col_blocks;
-    if tasks == 1 {
-        run(0);
-    } else {
-        (0..tasks).into_par_iter().for_each(run);
-    }
-}
-
-/// The tile of a GEMM's C: (rows, columns).
-fn tiles(m: usize, k: usize, n: usize, parallel: bool) -> (usize, usize) {
-    if !parallel || m * n * k < PAR_MIN_WORK {
-        return (m, n);
-    }
-    let rows = m.div_ceil(TASKS).next_multiple_of(ROW_ALIGN).max(ROWS_MIN);
-    let row_blocks = m.div_ceil(rows);
-    if row_blocks >= TASKS / 2 {
-        return (rows.min(m), n);
-    }
-    let width = n
-        .div_ceil(TASKS.div_ceil(row_blocks))
-        .next_multiple_of(COL_ALIGN);
-    (rows.min(m), width.min(n))
-}
-
-/// A raw pointer that may cross threads: each task writes its own disjoint tile through it.
-#[derive(Clone, Copy)]
-struct SendPtr<F>(*mut F);
-// SAFETY: only used to hand disjoint tiles of one live buffer to parallel tasks.
-unsafe impl<F> Send for SendPtr<F> {}
-unsafe impl<F> Sync for SendPtr<F> {}
-impl<F> SendPtr<F> {
-    fn get(self) -> *mut F {
-        self.0
+    match split(m, k, n, parallel) {
+        Split::None => run(0, m, 0, k, beta, c.as_mut_ptr()),
+        Split::Rows(rows) => c[..m * n]
+            .par_chunks_mut(rows * n)
+            .enumerate()
+            .for_each(|(t, ch)| run(t * rows, ch.len() / n, 0, k, beta, ch.as_mut_ptr())),
+        Split::Depth(kc) => {
+            let parts = k.div_ceil(kc);
+            let mut partial = vec![F::ZERO; parts * m * n];
+            partial
+                .par_chunks_mut(m * n)
+                .enumerate()
+                .for_each(|(t, ch)| {
+                    let p0 = t * kc;
+                    run(0, m, p0, kc.min(k - p0), F::ZERO, ch.as_mut_ptr())
+                });
+            // C = beta C + partial 0 + partial 1 + ..., in that order, by row blocks.
+            let keep = beta != F::ZERO;
+            c[..m * n]
+                .par_chunks_mut(n * ROW_ALIGN)
+                .enumerate()
+                .for_each(|(i, ch)| {
+                    let start = i * n * ROW_ALIGN;
+                    for (t, part) in partial.chunks(m * n).enumerate() {
+                        let src = &part[start..start + ch.len()];
+                        if t == 0 && !keep {
+                            ch.copy_from_slice(src);
+                        } else {
+                            ch.iter_mut().zip(src).for_each(|(x, &y)| *x += y);
+                        }
+                    }
+                });
+        }
     }
 }
 
