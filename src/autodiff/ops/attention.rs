@@ -77,6 +77,10 @@ fn add_transposed<F: Float>(src: &[F], cols: usize, rows: usize, dst: &mut [F], 
     }
 }
 
+/// Fixed groups of batch elements in the backward pass: the parallel tasks, and the partial sums
+/// of the bias gradient (fixed, so the sum is the same at any thread count).
+const GROUPS: usize = 8;
+
 /// Checks shapes and returns (B, L, D).
 fn dims<F: Float>(tape: &Tape<F>, q: Var, k: Var, v: Var, heads: usize) -> (usize, usize, usize) {
     let s = tape.shape(q);
@@ -232,7 +236,8 @@ impl<F: Float> Tape<F> {
 }
 
 /// Per head: dPd = dO Vᵀ, dV = Pdᵀ dO, dP = mask·dPd, dS = P (dP - Σ P dP), dC = dS·scale,
-/// dQ = dC K, dK = dCᵀ Q; the bias gradient sums dS over the batch in batch order.
+/// dQ = dC K, dK = dCᵀ Q; the bias gradient sums dS over the batch, in batch order within
+/// [`GROUPS`] fixed groups and then in group order.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attention_backward<F: Float>(
     tape: &Tape<F>,
@@ -261,14 +266,14 @@ pub(crate) fn attention_backward<F: Float>(
     let mut dq = vec![F::ZERO; b * l * d];
     let mut dk = vec![F::ZERO; b * l * d];
     let mut dv = vec![F::ZERO; b * l * d];
-    // One dS grid per batch element when the bias wants a gradient (else one unused slot).
+    // Batch elements in GROUPS fixed groups, each summing its dS grids in batch order into one
+    // partial bias gradient when the bias wants one (else one unused slot); the partials are
+    // added in group order below. (One grid per batch element was 20 MB per step at config A.)
+    let group = b.div_ceil(GROUPS).max(1);
     let ds_chunk = if want_bias { hll } else { 1 };
-    let mut ds_all = vec![F::ZERO; b * ds_chunk];
-    type Chunk<'a, F> = (
-        usize,
-        (((&'a mut [F], &'a mut [F]), &'a mut [F]), &'a mut [F]),
-    );
-    let body = |(bi, (((dqc, dkc), dvc), dsc)): Chunk<'_, F>| {
+    let mut ds_part = vec![F::ZERO; b.div_ceil(group) * ds_chunk];
+    // One batch element: its chunks of dQ, dK, dV and the group's partial bias gradient.
+    let one = |bi: usize, dqc: &mut [F], dkc: &mut [F], dvc: &mut [F], dsc: &mut [F]| {
         let mut ds = vec![F::ZERO; ll];
         let mut vt = vec![F::ZERO; dh * l];
         let mut tr = vec![F::ZERO; dh * l];
@@ -327,7 +332,8 @@ pub(crate) fn attention_backward<F: Float>(
                 }
             }
             if want_bias {
-                dsc[hi * ll..(hi + 1) * ll].copy_from_slice(&ds);
+                let part = &mut dsc[hi * ll..(hi + 1) * ll];
+                part.iter_mut().zip(&ds).for_each(|(x, &y)| *x += y);
             }
             ds.iter_mut().for_each(|x| *x *= scale);
             // SAFETY: as above.
@@ -355,18 +361,36 @@ pub(crate) fn attention_backward<F: Float>(
             add_transposed(&tr, dh, l, &mut dkc[hi * dh..], d);
         }
     };
+    type Chunk<'a, F> = (
+        usize,
+        (((&'a mut [F], &'a mut [F]), &'a mut [F]), &'a mut [F]),
+    );
+    let body = |(gi, (((dqc, dkc), dvc), dsc)): Chunk<'_, F>| {
+        let ld = l * d;
+        for (j, bi) in (gi * group..b.min((gi + 1) * group)).enumerate() {
+            let r = j * ld..(j + 1) * ld;
+            one(
+                bi,
+                &mut dqc[r.clone()],
+                &mut dkc[r.clone()],
+                &mut dvc[r],
+                dsc,
+            );
+        }
+    };
+    let gld = group * l * d;
     if b * hll * dh < 1 << 16 {
-        dq.chunks_mut(l * d)
-            .zip(dk.chunks_mut(l * d))
-            .zip(dv.chunks_mut(l * d))
-            .zip(ds_all.chunks_mut(ds_chunk))
+        dq.chunks_mut(gld)
+            .zip(dk.chunks_mut(gld))
+            .zip(dv.chunks_mut(gld))
+            .zip(ds_part.chunks_mut(ds_chunk))
             .enumerate()
             .for_each(body);
     } else {
-        dq.par_chunks_mut(l * d)
-            .zip(dk.par_chunks_mut(l * d))
-            .zip(dv.par_chunks_mut(l * d))
-            .zip(ds_all.par_chunks_mut(ds_chunk))
+        dq.par_chunks_mut(gld)
+            .zip(dk.par_chunks_mut(gld))
+            .zip(dv.par_chunks_mut(gld))
+            .zip(ds_part.par_chunks_mut(ds_chunk))
             .enumerate()
             .for_each(body);
     }
@@ -376,11 +400,11 @@ pub(crate) fn attention_backward<F: Float>(
     if let Some(bias) = bias
         && let Some(db) = grads.slot(tape, bias)
     {
-        // Sum over the batch in batch order, in fixed chunks of the [H, L, L] grid.
+        // Add the groups' partial sums in group order, in fixed chunks of the [H, L, L] grid.
         let sum = |(c, dc): (usize, &mut [F])| {
             let start = c * ll;
-            for bi in 0..b {
-                let src = &ds_all[bi * hll + start..][..dc.len()];
+            for part in ds_part.chunks(hll) {
+                let src = &part[start..][..dc.len()];
                 dc.iter_mut().zip(src).for_each(|(x, &s)| *x += s);
             }
         };
