@@ -388,6 +388,18 @@ impl<F: Float> Grads<F> {
         let n = tape.value(v).len();
         Some(self.bufs[v.0].get_or_insert_with(|| vec![F::ZERO; n]))
     }
+    /// `grad(v) += src` for a freshly computed `src` of v's size: moved in when v has no
+    /// gradient yet (no zeroed buffer, no extra pass), added otherwise.
+    pub(crate) fn add_owned(&mut self, tape: &Tape<F>, v: Var, src: Vec<F>) {
+        if !tape.needs_grad(v) {
+            return;
+        }
+        assert_eq!(src.len(), tape.value(v).len(), "gradient of the wrong size");
+        match &mut self.bufs[v.0] {
+            Some(d) => d.iter_mut().zip(&src).for_each(|(d, s)| *d += *s),
+            empty => *empty = Some(src),
+        }
+    }
     /// `grad(v) += src`, elementwise, for a source of v's size.
     pub(crate) fn add(&mut self, tape: &Tape<F>, v: Var, src: &[F]) {
         if let Some(d) = self.slot(tape, v) {

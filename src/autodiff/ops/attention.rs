@@ -394,9 +394,9 @@ pub(crate) fn attention_backward<F: Float>(
             .enumerate()
             .for_each(body);
     }
-    grads.add(tape, q, &dq);
-    grads.add(tape, k, &dk);
-    grads.add(tape, v, &dv);
+    grads.add_owned(tape, q, dq);
+    grads.add_owned(tape, k, dk);
+    grads.add_owned(tape, v, dv);
     if let Some(bias) = bias
         && let Some(db) = grads.slot(tape, bias)
     {

@@ -182,7 +182,7 @@ pub(crate) fn layer_norm_backward<F: Float>(
     } else {
         dx.par_chunks_mut(ROWS * d).enumerate().map(body).collect()
     };
-    grads.add(tape, x, &dx);
+    grads.add_owned(tape, x, dx);
     for (v, pick) in [(gain, 0), (bias, 1)] {
         if let Some(dst) = grads.slot(tape, v) {
             for p in &parts {
