@@ -45,6 +45,9 @@ struct Cli {
     /// Step time of config A's model over L and B, with fitted exponents.
     #[arg(long)]
     scaling: bool,
+    /// Also print the time per op kind, forward and backward, per timed step.
+    #[arg(long)]
+    profile: bool,
 }
 
 /// The shape of one benchmark config.
@@ -180,6 +183,24 @@ fn forward_flops(s: &Shape) -> f64 {
     embed + s.layers as f64 * per_layer + 2.0 * b * d * classes
 }
 
+/// ms per step by op kind, largest first, forward then backward.
+fn print_profile(p: &at5::autodiff::OpProfile, steps: usize) {
+    for (pass, rows) in [("forward", &p.forward), ("backward", &p.backward)] {
+        let mut rows = rows.clone();
+        rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let total: f64 = rows.iter().map(|r| r.1).sum();
+        println!("{pass}: {:.2} ms/step in ops", total * 1e3 / steps as f64);
+        for (name, secs, calls) in rows.iter().filter(|r| r.1 > 0.0) {
+            println!(
+                "  {name:<14} {:>9.2} ms/step {:>6.1} %  ({} calls/step)",
+                secs * 1e3 / steps as f64,
+                100.0 * secs / total.max(1e-12),
+                calls / steps
+            );
+        }
+    }
+}
+
 /// Kilobytes of a `/proc/self/status` field such as `VmHWM` (peak RSS) or `VmRSS`.
 fn proc_status_kb(field: &str) -> Option<f64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -209,9 +230,16 @@ struct Timings {
     rss_end_mb: f64,
     params: usize,
     loss: f64,
+    profile: Option<at5::autodiff::OpProfile>,
 }
 
-fn run_steps(s: &Shape, bias: &str, warmup: usize, steps: usize) -> Result<Timings, String> {
+fn run_steps(
+    s: &Shape,
+    bias: &str,
+    warmup: usize,
+    steps: usize,
+    profile: bool,
+) -> Result<Timings, String> {
     let config = model_config(s, bias_config(bias, s.l)?);
     let mut store = ParamStore::<f32>::new();
     let model = Model::new(config, &mut store, 7)?;
@@ -229,10 +257,12 @@ fn run_steps(s: &Shape, bias: &str, warmup: usize, steps: usize) -> Result<Timin
         rss_end_mb: 0.0,
         params: store.num_scalars(),
         loss: f64::NAN,
+        profile: None,
     };
     for i in 0..warmup + steps {
         if i == warmup {
             t.rss_after_warmup_mb = proc_status_kb("VmRSS").unwrap_or(f64::NAN) / 1024.0;
+            tape.set_profiling(profile);
         }
         let t0 = Instant::now();
         tape.clear();
@@ -240,7 +270,7 @@ fn run_steps(s: &Shape, bias: &str, warmup: usize, steps: usize) -> Result<Timin
         let out = model.forward(&mut tape, &p, &batch, &opts).output;
         let loss = model.loss(&mut tape, out, &targets);
         let t1 = Instant::now();
-        let grads = tape.backward(loss);
+        let grads = tape.backward_profiled(loss);
         let t2 = Instant::now();
         let g = store.grads(&p, &grads);
         adam.update(&mut store, &g);
@@ -257,6 +287,7 @@ fn run_steps(s: &Shape, bias: &str, warmup: usize, steps: usize) -> Result<Timin
         }
     }
     t.rss_end_mb = proc_status_kb("VmRSS").unwrap_or(f64::NAN) / 1024.0;
+    t.profile = tape.profile().cloned();
     Ok(t)
 }
 
@@ -268,7 +299,10 @@ fn bench_steps(cli: &Cli, threads: usize) -> Result<(), String> {
     if let Some(b) = cli.batch {
         s.b = b;
     }
-    let mut t = run_steps(&s, &cli.bias, cli.warmup, cli.steps.max(1))?;
+    let mut t = run_steps(&s, &cli.bias, cli.warmup, cli.steps.max(1), cli.profile)?;
+    if let Some(p) = &t.profile {
+        print_profile(p, cli.steps.max(1));
+    }
     let step_flops = 3.0 * forward_flops(&s);
     let (min, max) = (
         t.total.iter().copied().fold(f64::INFINITY, f64::min),
@@ -483,7 +517,7 @@ fn bench_scaling(cli: &Cli, threads: usize) -> Result<(), String> {
     let steps = cli.steps.clamp(1, 5);
     let measure = |l: usize, b: usize| -> Result<(f64, f64), String> {
         let s = Shape { l, b, ..base };
-        let mut t = run_steps(&s, &cli.bias, 1, steps)?;
+        let mut t = run_steps(&s, &cli.bias, 1, steps, false)?;
         let attn = 4.0 * (s.b * s.h * l * l * (s.d / s.h)) as f64;
         Ok((median(&mut t.total), attn / forward_flops(&s)))
     };

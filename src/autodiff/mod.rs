@@ -5,4 +5,4 @@ pub mod tape;
 
 pub use gradcheck::{GradcheckReport, gradcheck};
 pub use ops::attention::AttentionVars;
-pub use tape::{Gradients, Tape, Var};
+pub use tape::{Gradients, OpProfile, Tape, Var};

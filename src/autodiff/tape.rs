@@ -144,6 +144,34 @@ pub struct Tape<F = f64> {
     nodes: Vec<Node<F>>,
     recording: bool,
     training: bool,
+    /// Wall time per op kind, when profiling (see [`Tape::set_profiling`]).
+    profile: Option<OpProfile>,
+}
+
+/// Wall time spent per op kind, forward and backward, summed over the steps profiled.
+///
+/// The forward time of an op is the time since the previous node was recorded, so it includes
+/// whatever the caller did in between (small next to the ops of a model). Rows are in order of
+/// first appearance; no hashing, so the report is the same run to run.
+#[derive(Clone, Debug, Default)]
+pub struct OpProfile {
+    /// (op kind, seconds, calls) in forward.
+    pub forward: Vec<(&'static str, f64, usize)>,
+    /// (op kind, seconds, calls) in backward.
+    pub backward: Vec<(&'static str, f64, usize)>,
+    last: Option<std::time::Instant>,
+}
+
+impl OpProfile {
+    fn add(rows: &mut Vec<(&'static str, f64, usize)>, name: &'static str, secs: f64) {
+        match rows.iter_mut().find(|r| r.0 == name) {
+            Some(r) => {
+                r.1 += secs;
+                r.2 += 1;
+            }
+            None => rows.push((name, secs, 1)),
+        }
+    }
 }
 
 impl<F: Float> Default for Tape<F> {
@@ -159,6 +187,7 @@ impl<F: Float> Tape<F> {
             nodes: Vec::new(),
             recording: true,
             training: true,
+            profile: None,
         }
     }
     /// An evaluation tape: nothing is saved for backward and dropout is the identity.
@@ -167,6 +196,7 @@ impl<F: Float> Tape<F> {
             nodes: Vec::new(),
             recording: false,
             training: false,
+            profile: None,
         }
     }
     /// Whether dropout is active: true for [`Tape::new`], false for [`Tape::eval`].
@@ -176,6 +206,21 @@ impl<F: Float> Tape<F> {
     /// Drop all nodes but keep the allocation of the node list for the next step.
     pub fn clear(&mut self) {
         self.nodes.clear();
+        if let Some(p) = &mut self.profile {
+            p.last = Some(std::time::Instant::now());
+        }
+    }
+    /// Start (or stop) timing ops by kind; read the result with [`Tape::profile`]. Off by
+    /// default: it costs two clock reads per op.
+    pub fn set_profiling(&mut self, on: bool) {
+        self.profile = on.then(|| OpProfile {
+            last: Some(std::time::Instant::now()),
+            ..OpProfile::default()
+        });
+    }
+    /// The op timings gathered since [`Tape::set_profiling`], if profiling.
+    pub fn profile(&self) -> Option<&OpProfile> {
+        self.profile.as_ref()
     }
     /// Number of nodes recorded so far.
     pub fn len(&self) -> usize {
@@ -216,6 +261,12 @@ impl<F: Float> Tape<F> {
     pub(crate) fn push(&mut self, op: Op<F>, value: Tensor<F>) -> Var {
         let needs_grad =
             self.recording && op_inputs(&op).iter().any(|v| self.nodes[v.0].needs_grad);
+        if let Some(p) = &mut self.profile {
+            let now = std::time::Instant::now();
+            let secs = p.last.map_or(0.0, |t| (now - t).as_secs_f64());
+            OpProfile::add(&mut p.forward, op_name(&op), secs);
+            p.last = Some(now);
+        }
         let op = if needs_grad { op } else { Op::Leaf };
         self.nodes.push(Node {
             op,
@@ -244,6 +295,21 @@ impl<F: Float> Tape<F> {
     /// Reverse pass from a scalar `loss`. Gradients are returned for the leaves a gradient
     /// reached; intermediate ones are freed during the pass.
     pub fn backward(&self, loss: Var) -> Gradients<F> {
+        self.backward_timed(loss, None)
+    }
+
+    /// [`Tape::backward`], adding each op's backward time to the profile when profiling.
+    pub fn backward_profiled(&mut self, loss: Var) -> Gradients<F> {
+        let mut profile = self.profile.take();
+        let grads = self.backward_timed(loss, profile.as_mut());
+        if let Some(p) = &mut profile {
+            p.last = Some(std::time::Instant::now());
+        }
+        self.profile = profile;
+        grads
+    }
+
+    fn backward_timed(&self, loss: Var, mut profile: Option<&mut OpProfile>) -> Gradients<F> {
         assert!(self.recording, "backward: this tape was made by Tape::eval");
         assert_eq!(
             self.value(loss).len(),
@@ -259,7 +325,12 @@ impl<F: Float> Tape<F> {
         }
         for i in (0..=loss.0).rev() {
             let Some(gi) = g.bufs[i].take() else { continue };
+            let t0 = profile.is_some().then(std::time::Instant::now);
             self.backward_node(i, &gi, &mut g);
+            if let (Some(p), Some(t0)) = (profile.as_deref_mut(), t0) {
+                let name = op_name(&self.nodes[i].op);
+                OpProfile::add(&mut p.backward, name, t0.elapsed().as_secs_f64());
+            }
             // An intermediate gradient is dead once passed on: free it now, keep leaves only.
             if matches!(self.nodes[i].op, Op::Leaf) {
                 g.bufs[i] = Some(gi);
@@ -334,6 +405,46 @@ impl<F: Float> Tape<F> {
                 seed,
             } => attention::attention_backward(self, (q, k, v), bias, probs, heads, p, seed, gi, g),
         }
+    }
+}
+
+/// The kind of an op, for profiles.
+fn op_name<F>(op: &Op<F>) -> &'static str {
+    match op {
+        Op::Leaf => "leaf",
+        Op::Add(..) => "add",
+        Op::Sub(..) => "sub",
+        Op::Mul(..) => "mul",
+        Op::Div(..) => "div",
+        Op::AddConst(..) => "add_const",
+        Op::Scale(..) => "scale",
+        Op::AddScalar(..) => "add_scalar",
+        Op::Exp(..) => "exp",
+        Op::Ln(..) => "ln",
+        Op::Sqrt(..) => "sqrt",
+        Op::Powf(..) => "powf",
+        Op::Relu(..) => "relu",
+        Op::Gelu(..) => "gelu",
+        Op::Sigmoid(..) => "sigmoid",
+        Op::Tanh(..) => "tanh",
+        Op::Matmul { .. } => "matmul",
+        Op::Permute(..) => "permute",
+        Op::Reshape(..) => "reshape",
+        Op::Concat(..) => "concat",
+        Op::Slice { .. } => "slice",
+        Op::Sum(..) => "sum",
+        Op::SumAxis(..) => "sum_axis",
+        Op::MaxAxis(..) => "max_axis",
+        Op::Softmax(..) => "softmax",
+        Op::LogSoftmax(..) => "log_softmax",
+        Op::LayerNorm { .. } => "layer_norm",
+        Op::Embedding { .. } => "embedding",
+        Op::Dropout { .. } => "dropout",
+        Op::Where { .. } => "where",
+        Op::CrossEntropy { .. } => "cross_entropy",
+        Op::Mse(..) => "mse",
+        Op::Linear { .. } => "linear",
+        Op::Attention { .. } => "attention",
     }
 }
 

@@ -18,7 +18,9 @@ pub(crate) fn map_par<F: Float>(x: &[F], f: impl Fn(F) -> F + Sync) -> Vec<F> {
     out
 }
 
-/// `grad(a) += g * df(x, y)` where x is a's value and y the op's output.
+/// `grad(a) += g * df(x, y)` where x is a's value and y the op's output. The product is made
+/// in fixed chunks of plain slices (so the loop vectorises) and moved into a's gradient when it
+/// has none yet.
 fn acc_local<F: Float>(
     tape: &Tape<F>,
     a: Var,
@@ -27,18 +29,25 @@ fn acc_local<F: Float>(
     grads: &mut Grads<F>,
     df: impl Fn(F, F) -> F + Sync,
 ) {
-    let x = &tape.value(a).data;
-    if let Some(d) = grads.slot(tape, a) {
-        let body = |(d, ((g, x), y)): (&mut F, ((&F, &F), &F))| *d += *g * df(*x, *y);
-        if d.len() < PAR_MIN {
-            d.iter_mut().zip(g.iter().zip(x).zip(out)).for_each(body);
-        } else {
-            d.par_iter_mut()
-                .zip(g.par_iter().zip(x.par_iter()).zip(out.par_iter()))
-                .with_min_len(CHUNK)
-                .for_each(body);
-        }
+    if !tape.needs_grad(a) {
+        return;
     }
+    let x = &tape.value(a).data;
+    let mut d = vec![F::ZERO; x.len()];
+    let body = |((d, g), (x, y)): ((&mut [F], &[F]), (&[F], &[F]))| {
+        for (((d, &g), &x), &y) in d.iter_mut().zip(g).zip(x).zip(y) {
+            *d = g * df(x, y);
+        }
+    };
+    if d.len() < PAR_MIN {
+        body(((&mut d, g), (x, out)));
+    } else {
+        d.par_chunks_mut(CHUNK)
+            .zip(g.par_chunks(CHUNK))
+            .zip(x.par_chunks(CHUNK).zip(out.par_chunks(CHUNK)))
+            .for_each(body);
+    }
+    grads.add_owned(tape, a, d);
 }
 
 impl<F: Float> Tape<F> {
