@@ -34,7 +34,8 @@ fn acc_local<F: Float>(
     }
     let x = &tape.value(a).data;
     let mut d = vec![F::ZERO; x.len()];
-    let body = |((d, g), (x, y)): ((&mut [F], &[F]), (&[F], &[F]))| {
+    type Chunks<'a, F> = ((&'a mut [F], &'a [F]), (&'a [F], &'a [F]));
+    let body = |((d, g), (x, y)): Chunks<'_, F>| {
         for (((d, &g), &x), &y) in d.iter_mut().zip(g).zip(x).zip(y) {
             *d = g * df(x, y);
         }
