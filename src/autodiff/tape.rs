@@ -507,16 +507,14 @@ impl<F: Float> Grads<F> {
         }
         assert_eq!(src.len(), tape.value(v).len(), "gradient of the wrong size");
         match &mut self.bufs[v.0] {
-            Some(d) => d.iter_mut().zip(&src).for_each(|(d, s)| *d += *s),
+            Some(d) => binary::add_into(d, &src),
             empty => *empty = Some(src),
         }
     }
     /// `grad(v) += src`, elementwise, for a source of v's size.
     pub(crate) fn add(&mut self, tape: &Tape<F>, v: Var, src: &[F]) {
         if let Some(d) = self.slot(tape, v) {
-            for (d, s) in d.iter_mut().zip(src) {
-                *d += *s;
-            }
+            binary::add_into(d, src);
         }
     }
 }

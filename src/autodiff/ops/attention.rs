@@ -5,6 +5,7 @@
 //! same layout. Work is split per batch element, each a fixed task, so the result is the same
 //! bit for bit at any thread count. The arithmetic follows the composed ops in the same order
 //! (`matmul_t`, `scale`, `add`, `add_mask`, `softmax`, `dropout`, `matmul`).
+use super::dot_lanes;
 use super::nn::dropout_keep;
 use super::softmax::log_softmax_row;
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
@@ -169,13 +170,20 @@ impl<F: Float> Tape<F> {
                     );
                 }
                 for (i, (ci, pi)) in c.chunks_mut(l).zip(pr.chunks_mut(l)).enumerate() {
-                    for (j, (cv, r)) in ci.iter_mut().zip(row.iter_mut()).enumerate() {
-                        *cv *= scale;
-                        let mut s = *cv;
-                        if let Some(bv) = bv {
-                            s += bv[hi * ll + i * l + j];
+                    ci.iter_mut().for_each(|cv| *cv *= scale);
+                    match bv {
+                        Some(bv) => {
+                            let brow = &bv[hi * ll + i * l..][..l];
+                            for (((r, &cv), &bj), &mj) in row.iter_mut().zip(&*ci).zip(brow).zip(mask)
+                            {
+                                *r = (cv + bj) + mj;
+                            }
                         }
-                        *r = s + mask[j];
+                        None => {
+                            for ((r, &cv), &mj) in row.iter_mut().zip(&*ci).zip(mask) {
+                                *r = cv + mj;
+                            }
+                        }
                     }
                     log_softmax_row(&row, pi, true);
                 }
@@ -326,7 +334,7 @@ pub(crate) fn attention_backward<F: Float>(
                         *x = if kp { *x * kd } else { F::ZERO };
                     }
                 }
-                let s: F = pi.iter().zip(dsi.iter()).map(|(&y, &g)| y * g).sum();
+                let s: F = dot_lanes(pi, dsi);
                 for (x, &y) in dsi.iter_mut().zip(pi) {
                     *x = y * (*x - s);
                 }

@@ -75,16 +75,49 @@ pub(crate) fn for_each_broadcast(
 /// dst collects its terms in increasing order of the flat output index, on every path.
 pub(crate) fn sum_to_shape<F: Float>(g: &[F], out: &[usize], dst: &mut [F], shape: &[usize]) {
     if shape == out {
-        dst.iter_mut().zip(g).for_each(|(d, s)| *d += *s);
+        add_into(dst, g);
         return;
     }
     if let Some(n) = row_broadcast(out, shape) {
-        for row in g.chunks(n) {
-            dst.iter_mut().zip(row).for_each(|(d, s)| *d += *s);
+        let rows = g.len() / n.max(1);
+        if g.len() < PAR_MIN || rows < 2 * SUM_BLOCKS {
+            for row in g.chunks(n) {
+                dst.iter_mut().zip(row).for_each(|(d, s)| *d += *s);
+            }
+            return;
+        }
+        // SUM_BLOCKS fixed blocks of rows, each summed in row order, then added in block
+        // order: the same sums at any thread count.
+        let per = rows.div_ceil(SUM_BLOCKS);
+        let parts: Vec<Vec<F>> = g
+            .par_chunks(per * n)
+            .map(|block| {
+                let mut acc = block[..n].to_vec();
+                for row in block[n..].chunks(n) {
+                    acc.iter_mut().zip(row).for_each(|(d, s)| *d += *s);
+                }
+                acc
+            })
+            .collect();
+        for part in &parts {
+            dst.iter_mut().zip(part).for_each(|(d, s)| *d += *s);
         }
         return;
     }
     for_each_broadcast(out, shape, shape, |i, ia, _| dst[ia] += g[i]);
+}
+
+/// Row blocks of a parallel sum over rows (a bias gradient over B·L rows).
+const SUM_BLOCKS: usize = 8;
+
+/// `dst += src` elementwise, in parallel chunks when large.
+pub(crate) fn add_into<F: Float>(dst: &mut [F], src: &[F]) {
+    let add = |(d, s): (&mut [F], &[F])| d.iter_mut().zip(s).for_each(|(d, s)| *d += *s);
+    if dst.len() < PAR_MIN {
+        add((dst, src));
+    } else {
+        dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(add);
+    }
 }
 
 /// `Some(n)` when `shape` (n elements) is repeated over the leading axes of `out`: the

@@ -4,6 +4,7 @@
 //! One strided GEMM serves the forward and both backward products: a transposed operand is the
 //! same buffer read with swapped strides, never a copy.
 use super::binary::{broadcast_shape, for_each_broadcast, sum_to_shape};
+use super::{CHUNK, PAR_MIN};
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
@@ -218,8 +219,16 @@ impl<F: Float> Tape<F> {
             true,
         );
         if d_out > 0 {
-            for row in out.chunks_mut(d_out) {
-                row.iter_mut().zip(&bv.data).for_each(|(o, &c)| *o += c);
+            let add_bias = |rows: &mut [F]| {
+                for row in rows.chunks_mut(d_out) {
+                    row.iter_mut().zip(&bv.data).for_each(|(o, &c)| *o += c);
+                }
+            };
+            if out.len() < PAR_MIN {
+                add_bias(&mut out);
+            } else {
+                out.par_chunks_mut(d_out * CHUNK.div_ceil(d_out))
+                    .for_each(add_bias);
             }
         }
         let mut shape = xv.shape.clone();

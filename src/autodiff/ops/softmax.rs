@@ -1,5 +1,5 @@
 //! Softmax and log-softmax over the last axis, max-subtracted, parallel over rows.
-use super::PAR_MIN;
+use super::{PAR_MIN, dot_lanes, sum_lanes};
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
@@ -30,13 +30,20 @@ pub(crate) fn rows_par<F: Float>(
 /// Log-softmax (or softmax when `exp_out`) of one row. The max is a constant, so no exp can
 /// overflow; a row of only -inf (every key masked) gives NaN, which is a caller's bug.
 pub(crate) fn log_softmax_row<F: Float>(x: &[F], out: &mut [F], exp_out: bool) {
-    let m = x.iter().copied().fold(F::NEG_INFINITY, F::max);
+    // The max in eight lanes (max is exact, so the order cannot change it), not one chain.
+    let mut lanes = [F::NEG_INFINITY; 8];
+    for c in x.chunks(8) {
+        for (a, &v) in lanes.iter_mut().zip(c) {
+            *a = a.max(v);
+        }
+    }
+    let m = lanes.into_iter().fold(F::NEG_INFINITY, F::max);
     if exp_out {
         // One exp per element: e^(v - m) / sum, the max a constant so nothing overflows.
         for (o, &v) in out.iter_mut().zip(x) {
             *o = (v - m).exp();
         }
-        let inv = F::ONE / out.iter().copied().sum::<F>();
+        let inv = F::ONE / sum_lanes(out);
         out.iter_mut().for_each(|o| *o *= inv);
     } else {
         let lse = m + x.iter().map(|&v| (v - m).exp()).sum::<F>().ln();
@@ -86,12 +93,12 @@ fn backward_rows<F: Float>(
             let off = (c * ROWS + r) * n;
             let (y, g) = (&out.data[off..off + n], &g[off..off + n]);
             if log {
-                let s: F = g.iter().copied().sum();
+                let s: F = sum_lanes(g);
                 for ((d, &y), &g) in d.iter_mut().zip(y).zip(g) {
                     *d += g - y.exp() * s;
                 }
             } else {
-                let s: F = y.iter().zip(g).map(|(&y, &g)| y * g).sum();
+                let s: F = dot_lanes(y, g);
                 for ((d, &y), &g) in d.iter_mut().zip(y).zip(g) {
                     *d += y * (g - s);
                 }
