@@ -497,7 +497,7 @@ impl<F: Float> Grads<F> {
             return None;
         }
         let n = tape.value(v).len();
-        Some(self.bufs[v.0].get_or_insert_with(|| vec![F::ZERO; n]))
+        Some(self.bufs[v.0].get_or_insert_with(|| super::ops::zeros(n)))
     }
     /// `grad(v) += src` for a freshly computed `src` of v's size: moved in when v has no
     /// gradient yet (no zeroed buffer, no extra pass), added otherwise.

@@ -8,6 +8,7 @@
 use super::dot_lanes;
 use super::nn::dropout_keep;
 use super::softmax::log_softmax_row;
+use super::zeros;
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
@@ -146,9 +147,9 @@ impl<F: Float> Tape<F> {
         );
         let bv = bias.map(|x| &self.value(x).data[..]);
         let (hll, ll) = (h * l * l, l * l);
-        let mut out = vec![F::ZERO; b * l * d];
-        let mut context = vec![F::ZERO; b * hll];
-        let mut probs = vec![F::ZERO; b * hll];
+        let mut out = zeros(b * l * d);
+        let mut context = zeros(b * hll);
+        let mut probs = zeros(b * hll);
         #[allow(clippy::type_complexity)]
         let body = |(bi, ((o, c), pr)): (usize, ((&mut [F], &mut [F]), &mut [F]))| {
             let mut row = vec![F::ZERO; l];
@@ -174,7 +175,8 @@ impl<F: Float> Tape<F> {
                     match bv {
                         Some(bv) => {
                             let brow = &bv[hi * ll + i * l..][..l];
-                            for (((r, &cv), &bj), &mj) in row.iter_mut().zip(&*ci).zip(brow).zip(mask)
+                            for (((r, &cv), &bj), &mj) in
+                                row.iter_mut().zip(&*ci).zip(brow).zip(mask)
                             {
                                 *r = (cv + bj) + mj;
                             }
@@ -271,15 +273,15 @@ pub(crate) fn attention_backward<F: Float>(
     );
     let pv = &tape.value(probs).data;
     let want_bias = bias.is_some_and(|x| tape.needs_grad(x));
-    let mut dq = vec![F::ZERO; b * l * d];
-    let mut dk = vec![F::ZERO; b * l * d];
-    let mut dv = vec![F::ZERO; b * l * d];
+    let mut dq = zeros(b * l * d);
+    let mut dk = zeros(b * l * d);
+    let mut dv = zeros(b * l * d);
     // Batch elements in GROUPS fixed groups, each summing its dS grids in batch order into one
     // partial bias gradient when the bias wants one (else one unused slot); the partials are
     // added in group order below. (One grid per batch element was 20 MB per step at config A.)
     let group = b.div_ceil(GROUPS).max(1);
     let ds_chunk = if want_bias { hll } else { 1 };
-    let mut ds_part = vec![F::ZERO; b.div_ceil(group) * ds_chunk];
+    let mut ds_part = zeros(b.div_ceil(group) * ds_chunk);
     // One batch element: its chunks of dQ, dK, dV and the group's partial bias gradient.
     let one = |bi: usize, dqc: &mut [F], dkc: &mut [F], dvc: &mut [F], dsc: &mut [F]| {
         let mut ds = vec![F::ZERO; ll];

@@ -1,4 +1,5 @@
 //! Add, sub, mul, div with numpy broadcasting, and the one place broadcasting is undone.
+use super::zeros;
 use super::{CHUNK, PAR_MIN};
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
@@ -116,7 +117,9 @@ pub(crate) fn add_into<F: Float>(dst: &mut [F], src: &[F]) {
     if dst.len() < PAR_MIN {
         add((dst, src));
     } else {
-        dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(add);
+        dst.par_chunks_mut(CHUNK)
+            .zip(src.par_chunks(CHUNK))
+            .for_each(add);
     }
 }
 
@@ -144,7 +147,7 @@ impl<F: Float> Tape<F> {
                 x.shape, y.shape
             )
         });
-        let mut data = vec![F::ZERO; out.iter().product()];
+        let mut data = zeros(out.iter().product());
         if x.shape == out && y.shape == out {
             let body = |(o, (x, y)): (&mut [F], (&[F], &[F]))| {
                 for ((o, &p), &q) in o.iter_mut().zip(x).zip(y) {
@@ -222,7 +225,7 @@ fn backward_with<F: Float>(
         if !tape.needs_grad(v) {
             continue;
         }
-        let mut full = vec![F::ZERO; out.len()];
+        let mut full = zeros(out.len());
         for_each_broadcast(&out.shape, &x.shape, &y.shape, |i, ia, ib| {
             full[i] = df(g[i], x.data[ia], y.data[ib])
         });

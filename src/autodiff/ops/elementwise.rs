@@ -1,4 +1,5 @@
 //! Elementwise maps: scale, shift, exp, ln, sqrt, powf, relu, gelu, sigmoid, tanh.
+use super::zeros;
 use super::{CHUNK, PAR_MIN};
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
@@ -7,7 +8,7 @@ use rayon::prelude::*;
 
 /// `f` applied to every element, in fixed chunks across threads for large tensors.
 pub(crate) fn map_par<F: Float>(x: &[F], f: impl Fn(F) -> F + Sync) -> Vec<F> {
-    let mut out = vec![F::ZERO; x.len()];
+    let mut out = zeros(x.len());
     if x.len() < PAR_MIN {
         out.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v));
     } else {
@@ -33,7 +34,7 @@ fn acc_local<F: Float>(
         return;
     }
     let x = &tape.value(a).data;
-    let mut d = vec![F::ZERO; x.len()];
+    let mut d = zeros(x.len());
     type Chunks<'a, F> = ((&'a mut [F], &'a [F]), (&'a [F], &'a [F]));
     let body = |((d, g), (x, y)): Chunks<'_, F>| {
         for (((d, &g), &x), &y) in d.iter_mut().zip(g).zip(x).zip(y) {

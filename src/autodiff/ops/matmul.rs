@@ -4,6 +4,7 @@
 //! One strided GEMM serves the forward and both backward products: a transposed operand is the
 //! same buffer read with swapped strides, never a copy.
 use super::binary::{broadcast_shape, for_each_broadcast, sum_to_shape};
+use super::zeros;
 use super::{CHUNK, PAR_MIN};
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
@@ -104,7 +105,7 @@ pub(crate) fn gemm<F: Float>(
             .for_each(|(t, ch)| run(t * rows, ch.len() / n, 0, k, beta, ch.as_mut_ptr())),
         Split::Depth(kc) => {
             let parts = k.div_ceil(kc);
-            let mut partial = vec![F::ZERO; parts * m * n];
+            let mut partial = zeros(parts * m * n);
             partial
                 .par_chunks_mut(m * n)
                 .enumerate()
@@ -164,7 +165,7 @@ impl<F: Float> Tape<F> {
         );
         let ((m, k), (_, n)) = (dims(&x.shape, ta), dims(&y.shape, tb));
         let (batch, plan) = batch_plan(&x.shape, &y.shape, "matmul");
-        let mut out = vec![F::ZERO; plan.len() * m * n];
+        let mut out = zeros(plan.len() * m * n);
         let one = plan.len() == 1;
         let body = |(i, c): (usize, &mut [F])| {
             let (ia, ib) = plan[i];
@@ -205,7 +206,7 @@ impl<F: Float> Tape<F> {
         );
         let d_out = wv.shape[1];
         let rows = xv.len() / d_in.max(1);
-        let mut out = vec![F::ZERO; rows * d_out];
+        let mut out = zeros(rows * d_out);
         gemm(
             rows,
             d_in,

@@ -59,3 +59,16 @@ fn dot_like<F: crate::float::Float>(x: &[F], y: Option<&[F]>) -> F {
     let q: [F; 4] = std::array::from_fn(|i| a[i] + b[i]);
     (q[0] + q[2]) + (q[1] + q[3])
 }
+
+/// `n` zeros, written in parallel chunks when large. `vec![0; n]` zeroes on the calling
+/// thread (the freed buffers are kept in the heap, so no fresh zero pages): at two threads the
+/// other core sat idle through every large allocation of a step.
+pub(crate) fn zeros<F: crate::float::Float>(n: usize) -> Vec<F> {
+    use rayon::prelude::*;
+    if n < PAR_MIN {
+        return vec![F::ZERO; n];
+    }
+    let mut v = Vec::with_capacity(n);
+    v.par_extend(rayon::iter::repeat_n(F::ZERO, n).with_min_len(CHUNK));
+    v
+}

@@ -1,5 +1,6 @@
 //! Network pieces: fused layer norm, embedding gather, seeded dropout, select-by-mask.
 use super::PAR_MIN;
+use super::zeros;
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
@@ -32,7 +33,7 @@ impl<F: Float> Tape<F> {
             bv.shape
         );
         let rows = xv.len() / d.max(1);
-        let mut out = vec![F::ZERO; xv.len()];
+        let mut out = zeros(xv.len());
         let mut stats = vec![(F::ZERO, F::ZERO); rows];
         let eps = F::from_f64(eps);
         let inv_d = F::ONE / F::from_f64(d as f64);
@@ -152,7 +153,7 @@ pub(crate) fn layer_norm_backward<F: Float>(
     let (xv, gv) = (tape.value(x), tape.value(gain));
     let d = gv.len();
     let inv_d = F::ONE / F::from_f64(d as f64);
-    let mut dx = vec![F::ZERO; xv.len()];
+    let mut dx = zeros(xv.len());
     // per chunk of rows: dx rows, plus partial dgain and dbias combined later in chunk order
     let body = |(c, dxc): (usize, &mut [F])| {
         let (mut dg, mut db) = (vec![F::ZERO; d], vec![F::ZERO; d]);

@@ -1,4 +1,5 @@
 //! Layout ops: reshape, permute (and the last-two-axes transpose), concat and slice.
+use super::zeros;
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
@@ -61,7 +62,7 @@ impl<F: Float> Tape<F> {
             x.shape
         );
         let shape: Vec<usize> = perm.iter().map(|&p| x.shape[p]).collect();
-        let mut out = vec![F::ZERO; x.len()];
+        let mut out = zeros(x.len());
         permute_into(&x.data, &x.shape, perm, &mut out, false);
         self.push(Op::Permute(a, perm.to_vec()), Tensor::from_vec(&shape, out))
     }

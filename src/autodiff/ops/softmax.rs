@@ -1,4 +1,5 @@
 //! Softmax and log-softmax over the last axis, max-subtracted, parallel over rows.
+use super::zeros;
 use super::{PAR_MIN, dot_lanes, sum_lanes};
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
@@ -65,7 +66,7 @@ impl<F: Float> Tape<F> {
     fn softmax_like(&mut self, a: Var, exp_out: bool) -> Var {
         let x = self.value(a);
         let n = *x.shape.last().unwrap_or(&1);
-        let mut out = vec![F::ZERO; x.len()];
+        let mut out = zeros(x.len());
         rows_par(&x.data, &mut out, n, |x, o| log_softmax_row(x, o, exp_out));
         let t = Tensor::from_vec(&x.shape, out);
         let op = if exp_out {
