@@ -988,3 +988,110 @@ fn small_gemm_matches_plain_loop_and_f64() {
         }
     }
 }
+
+/// A Linear layer large enough for the engine's parallel paths: the weight gradient
+/// `xᵀ g` (k = 2048 rows) is split along k into partial products, the bias gradient sums row
+/// blocks, the forward splits rows. Each must match an f64 reference and be the same bits at
+/// one and two threads.
+fn big_linear_grads() -> Vec<Vec<f32>> {
+    let (rows, d_in, d_out) = (2048, 16, 24);
+    let mut t: Tape<f32> = Tape::new();
+    let x = t.leaf(Tensor::uniform(&[rows, d_in], -1.0, 1.0, 1));
+    let w = t.leaf(Tensor::uniform(&[d_in, d_out], -1.0, 1.0, 2));
+    let b = t.leaf(Tensor::uniform(&[d_out], -1.0, 1.0, 3));
+    let y = t.linear(x, w, b);
+    let c = t.constant(Tensor::uniform(&[rows, d_out], -1.0, 1.0, 4));
+    let p = t.mul(y, c);
+    let s = t.sum(p);
+    let g = t.backward(s);
+    let mut out = vec![t.value(y).data.clone()];
+    out.extend([x, w, b].map(|v| g.get(v).unwrap().data.clone()));
+    out
+}
+
+#[test]
+fn parallel_linear_matches_f64_and_thread_counts() {
+    let (rows, d_in, d_out) = (2048, 16, 24);
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let got = pool(2).install(big_linear_grads);
+    assert!(
+        got == pool(1).install(big_linear_grads),
+        "thread count changed the bits"
+    );
+    let f = |shape: &[usize], seed| Tensor::<f64>::uniform(shape, -1.0, 1.0, seed).data;
+    let (x, w, b, c) = (
+        f(&[rows, d_in], 1),
+        f(&[d_in, d_out], 2),
+        f(&[d_out], 3),
+        f(&[rows, d_out], 4),
+    );
+    // y = x w + b; with loss sum(y * c): dW = xᵀ c, db = Σ_rows c, dx = c wᵀ.
+    let mut y = vec![0.0; rows * d_out];
+    let mut dw = vec![0.0; d_in * d_out];
+    let mut db = vec![0.0; d_out];
+    let mut dx = vec![0.0; rows * d_in];
+    for r in 0..rows {
+        for o in 0..d_out {
+            let cv = c[r * d_out + o];
+            y[r * d_out + o] = b[o]
+                + (0..d_in)
+                    .map(|i| x[r * d_in + i] * w[i * d_out + o])
+                    .sum::<f64>();
+            db[o] += cv;
+            for i in 0..d_in {
+                dw[i * d_out + o] += x[r * d_in + i] * cv;
+                dx[r * d_in + i] += cv * w[i * d_out + o];
+            }
+        }
+    }
+    for (name, want, have) in [
+        ("y", &y, &got[0]),
+        ("dx", &dx, &got[1]),
+        ("dW", &dw, &got[2]),
+        ("db", &db, &got[3]),
+    ] {
+        let scale = want.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        for (a, &e) in have.iter().zip(want.iter()) {
+            assert!((*a as f64 - e).abs() <= 1e-5 * scale, "{name}: {a} vs {e}");
+        }
+    }
+}
+
+#[test]
+fn profiling_names_ops_and_changes_no_gradient() {
+    let graph = |t: &mut Tape<f32>| {
+        let x = t.leaf(Tensor::uniform(&[4, 8], -1.0, 1.0, 1));
+        let w = t.leaf(Tensor::uniform(&[8, 3], -1.0, 1.0, 2));
+        let b = t.leaf(Tensor::uniform(&[3], -1.0, 1.0, 3));
+        let y = t.linear(x, w, b);
+        let y = t.gelu(y);
+        (t.sum(y), [x, w, b])
+    };
+    let mut plain: Tape<f32> = Tape::new();
+    let (loss, vars) = graph(&mut plain);
+    let want = plain.backward(loss);
+    let mut timed: Tape<f32> = Tape::new();
+    timed.set_profiling(true);
+    let (loss, _) = graph(&mut timed);
+    let have = timed.backward_profiled(loss);
+    for v in vars {
+        assert_eq!(want.get(v), have.get(v));
+    }
+    let p = timed.profile().expect("profiling is on");
+    for name in ["linear", "gelu", "sum"] {
+        assert!(
+            p.forward.iter().any(|r| r.0 == name && r.2 == 1),
+            "forward lacks {name}"
+        );
+        assert!(
+            p.backward.iter().any(|r| r.0 == name && r.2 == 1),
+            "backward lacks {name}"
+        );
+    }
+    assert!(plain.profile().is_none());
+}

@@ -72,3 +72,23 @@ pub(crate) fn zeros<F: crate::float::Float>(n: usize) -> Vec<F> {
     v.par_extend(rayon::iter::repeat_n(F::ZERO, n).with_min_len(CHUNK));
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{dot_lanes, sum_lanes};
+
+    #[test]
+    fn lane_sums_match_plain_sums() {
+        for n in 0..40 {
+            let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+            let y: Vec<f64> = (0..n).map(|i| (i as f64 * 0.11).cos()).collect();
+            let plain: f64 = x.iter().sum();
+            let dot: f64 = x.iter().zip(&y).map(|(a, b)| a * b).sum();
+            assert!((sum_lanes(&x) - plain).abs() < 1e-12, "sum of {n}");
+            assert!((dot_lanes(&x, &y) - dot).abs() < 1e-12, "dot of {n}");
+        }
+        // Element i goes to lane i mod 8: an exact check of the order on a length-9 input.
+        let x = [1e16, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1e16];
+        assert_eq!(sum_lanes(&x), 1.0);
+    }
+}
