@@ -10,7 +10,8 @@ use rand::rngs::StdRng;
 /// both are constants: read their values; gradients flow through the output.
 #[derive(Clone, Copy, Debug)]
 pub struct AttentionTrace {
-    /// Content scores `q·k / sqrt(d_head)`, `[B, H, L, L]` (before bias and mask).
+    /// Content scores `q·k / sqrt(d_head)`, `[B, H, L, L]` (before bias and mask); with the
+    /// fused op, kept on evaluation tapes only (an empty `[0]` tensor on a training tape).
     pub context: Var,
     /// Final attention (the posterior), `[B, H, L, L]`, before attention dropout.
     pub probs: Var,

@@ -19,7 +19,9 @@ use rayon::prelude::*;
 pub struct AttentionVars {
     /// `[B, L, D]`, heads concatenated along the last axis.
     pub out: Var,
-    /// `q·k / sqrt(dh)`, `[B, H, L, L]`: a constant, for inspection only.
+    /// `q·k / sqrt(dh)`, `[B, H, L, L]`: a constant, for inspection only. Kept on evaluation
+    /// tapes ([`Tape::eval`], where the probabilistic view reads it); on a training tape it is
+    /// an empty `[0]` tensor, sparing a `[B, H, L, L]` buffer nothing reads.
     pub context: Var,
     /// Softmax output before dropout, `[B, H, L, L]`: a constant, for inspection only (the
     /// gradient flows through `out`).
@@ -148,17 +150,28 @@ impl<F: Float> Tape<F> {
         let bv = bias.map(|x| &self.value(x).data[..]);
         let (hll, ll) = (h * l * l, l * l);
         let mut out = zeros(b * l * d);
-        let mut context = zeros(b * hll);
+        // The scores of a batch element live in its chunk of `context` when they are kept, else
+        // in a per-task scratch grid (one unused slot per batch element).
+        let keep_context = !self.is_training();
+        let c_chunk = if keep_context { hll } else { 1 };
+        let mut context = zeros(b * c_chunk);
         let mut probs = zeros(b * hll);
         #[allow(clippy::type_complexity)]
         let body = |(bi, ((o, c), pr)): (usize, ((&mut [F], &mut [F]), &mut [F]))| {
+            let mut scratch = vec![F::ZERO; if keep_context { 0 } else { ll }];
+            let c: &mut [F] = if keep_context { c } else { &mut scratch };
             let mut row = vec![F::ZERO; l];
             let mut kt = vec![F::ZERO; dh * l];
             let mut dropped = vec![F::ZERO; if keep.is_some() { ll } else { 0 }];
             let mask = &key_mask.data[bi * l..(bi + 1) * l];
             for hi in 0..h {
                 let off = bi * l * d + hi * dh;
-                let (c, pr) = (&mut c[hi * ll..][..ll], &mut pr[hi * ll..][..ll]);
+                let c = if keep_context {
+                    &mut c[hi * ll..][..ll]
+                } else {
+                    &mut c[..]
+                };
+                let pr = &mut pr[hi * ll..][..ll];
                 transpose(&kv[off..], l, dh, d, &mut kt);
                 // SAFETY: head hi of batch bi spans rows off + i·d, columns < dh, in q, k, v.
                 unsafe {
@@ -213,18 +226,23 @@ impl<F: Float> Tape<F> {
         };
         if b * hll * dh < 1 << 16 {
             out.chunks_mut(l * d)
-                .zip(context.chunks_mut(hll))
+                .zip(context.chunks_mut(c_chunk))
                 .zip(probs.chunks_mut(hll))
                 .enumerate()
                 .for_each(body);
         } else {
             out.par_chunks_mut(l * d)
-                .zip(context.par_chunks_mut(hll))
+                .zip(context.par_chunks_mut(c_chunk))
                 .zip(probs.par_chunks_mut(hll))
                 .enumerate()
                 .for_each(body);
         }
-        let context = self.constant(Tensor::from_vec(&[b, h, l, l], context));
+        let context = if keep_context {
+            Tensor::from_vec(&[b, h, l, l], context)
+        } else {
+            Tensor::from_vec(&[0], Vec::new())
+        };
+        let context = self.constant(context);
         let probs = self.constant(Tensor::from_vec(&[b, h, l, l], probs));
         let op = Op::Attention {
             q,
