@@ -9,6 +9,14 @@ fn check(name: &str, f: impl Fn(&mut Tape, &[Var]) -> Var, inputs: &[Tensor]) {
     assert!(r.checked > 0, "{name}: nothing checked");
 }
 
+/// A rayon pool of `n` threads, for checking that results do not depend on the thread count.
+fn pool(n: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .unwrap()
+}
+
 fn u(shape: &[usize], lo: f64, hi: f64, seed: u64) -> Tensor {
     Tensor::uniform(shape, lo, hi, seed)
 }
@@ -620,12 +628,6 @@ fn parallel_graph() -> (Vec<u64>, Vec<u64>) {
 
 #[test]
 fn results_are_bit_identical_at_one_and_two_threads() {
-    let pool = |n| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .unwrap()
-    };
     let one = pool(1).install(parallel_graph);
     let two = pool(2).install(parallel_graph);
     assert!(
@@ -868,12 +870,6 @@ fn fused_graph() -> Vec<u64> {
 
 #[test]
 fn fused_ops_are_bit_identical_at_one_and_two_threads() {
-    let pool = |n| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .unwrap()
-    };
     assert!(pool(1).install(fused_graph) == pool(2).install(fused_graph));
 }
 
@@ -1012,12 +1008,6 @@ fn big_linear_grads() -> Vec<Vec<f32>> {
 #[test]
 fn parallel_linear_matches_f64_and_thread_counts() {
     let (rows, d_in, d_out) = (2048, 16, 24);
-    let pool = |n| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .unwrap()
-    };
     let got = pool(2).install(big_linear_grads);
     assert!(
         got == pool(1).install(big_linear_grads),
