@@ -5,6 +5,10 @@
 //! (label a token id), adding `value_marker` such as `0.1234_1` (label a real number). Blank
 //! lines are skipped. Floats are written with Rust's shortest round-trip formatting, so writing
 //! then loading gives back exactly the same data.
+//!
+//! What would load and then fail mid-training is refused here, naming the file and line: a
+//! non-finite or huge adding value or label (`NaN`, `inf`, `1e39`), a marker other than -1, 0
+//! or 1, a token id beyond [`MAX_TOKEN_ID`].
 use super::{Example, Label, Sequence, TaskData, TaskKind, process50, reber};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -12,15 +16,56 @@ use std::path::Path;
 /// The original code's split files, in train, dev, test order.
 pub const SPLIT_FILES: [&str; 3] = ["train.txt", "dev.txt", "test.txt"];
 
+/// The largest token id a lag-k file may hold. An id is a row of the embedding table, so an id
+/// this large is a corrupt file, not a vocabulary (2^24 rows of width 32 with their optimizer
+/// state already take gigabytes); ids below it are left to the memory check.
+pub const MAX_TOKEN_ID: usize = 1 << 24;
+
+/// The largest magnitude of an adding value or label. The loss squares errors in f32, so a
+/// finite but huge target (`1e30`) would overflow to a non-finite loss mid-training.
+pub const MAX_ADDING_MAGNITUDE: f32 = 1e6;
+
+/// Where the sizes of a loaded directory come from, for messages about what does not fit.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extremes {
+    /// `file:line` of the longest sequence, and its length.
+    pub longest: (String, usize),
+    /// `file:line` of the largest token id or class label, and the id (token tasks only).
+    pub largest_id: Option<(String, usize)>,
+}
+
 /// Loads `train.txt`, `dev.txt` and `test.txt` from `dir` as `task` (one example a line:
 /// space-separated tokens, then the label); errors name the file and line.
 pub fn load_dir(dir: &Path, task: TaskKind) -> Result<TaskData, String> {
+    load_dir_with_extremes(dir, task).map(|(data, _)| data)
+}
+
+/// [`load_dir`], also saying which lines hold the longest sequence and the largest token id.
+pub fn load_dir_with_extremes(dir: &Path, task: TaskKind) -> Result<(TaskData, Extremes), String> {
     let mut splits: [Vec<Example>; 3] = Default::default();
+    let mut extremes = Extremes::default();
     for (split, file) in splits.iter_mut().zip(SPLIT_FILES) {
         let path = dir.join(file);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-        *split = parse_split(&text, task, &path.display().to_string())?;
+        let name = path.display().to_string();
+        let (examples, lines) = parse_lines(&text, task, &name)?;
+        for (e, line) in examples.iter().zip(lines) {
+            let at = || format!("{name}:{line}");
+            if e.input.len() > extremes.longest.1 {
+                extremes.longest = (at(), e.input.len());
+            }
+            let id = e.input.tokens().into_iter().flatten().copied();
+            if let Some(m) = id.chain(e.label.class()).max()
+                && extremes.largest_id.as_ref().is_none_or(|(_, x)| m > *x)
+            {
+                extremes.largest_id = Some((at(), m));
+            }
+        }
+        *split = examples;
+    }
+    if task == TaskKind::Adding {
+        extremes.largest_id = None;
     }
     let (vocab_size, num_classes) = match task {
         TaskKind::Reber => (reber::VOCAB_SIZE, reber::VOCAB_SIZE),
@@ -40,7 +85,7 @@ pub fn load_dir(dir: &Path, task: TaskKind) -> Result<TaskData, String> {
         }
     };
     let training_nums = task.default_training_nums().min(splits[0].len());
-    TaskData::assemble(
+    let data = TaskData::assemble(
         task.name().into(),
         task,
         splits,
@@ -48,12 +93,22 @@ pub fn load_dir(dir: &Path, task: TaskKind) -> Result<TaskData, String> {
         vocab_size,
         num_classes,
     )
-    .map_err(|e| format!("{}: {e}", dir.display()))
+    .map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok((data, extremes))
 }
 
 /// Parses the text of one split file; `file` names it in error messages.
 pub fn parse_split(text: &str, task: TaskKind, file: &str) -> Result<Vec<Example>, String> {
-    let mut out = Vec::new();
+    parse_lines(text, task, file).map(|(examples, _)| examples)
+}
+
+/// The examples of one split file and the (1-based) line each came from.
+fn parse_lines(
+    text: &str,
+    task: TaskKind,
+    file: &str,
+) -> Result<(Vec<Example>, Vec<usize>), String> {
+    let (mut out, mut lines) = (Vec::new(), Vec::new());
     for (i, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split_whitespace().collect();
         if fields.is_empty() {
@@ -67,13 +122,14 @@ pub fn parse_split(text: &str, task: TaskKind, file: &str) -> Result<Vec<Example
             )));
         }
         out.push(parse_example(task, toks, label).map_err(at)?);
+        lines.push(i + 1);
     }
     if out.is_empty() {
         return Err(format!(
             "{file}: no examples (expected one example a line: tokens then the label)"
         ));
     }
-    Ok(out)
+    Ok((out, lines))
 }
 
 fn parse_example(task: TaskKind, toks: &[&str], label: &str) -> Result<Example, String> {
@@ -100,23 +156,25 @@ fn parse_example(task: TaskKind, toks: &[&str], label: &str) -> Result<Example, 
             }),
         },
         TaskKind::LagK => {
+            let what = format!("a token id >= 1 (and at most {MAX_TOKEN_ID})");
+            let ids = toks
+                .iter()
+                .map(|t| token_id(t).ok_or_else(|| format!("expected {what}, got {t:?}")))
+                .collect::<Result<Vec<_>, _>>()?;
             Example {
-                input: Sequence::Tokens(each(token_id, "a token id >= 1")?),
-                label: Label::Class(token_id(label).ok_or_else(|| {
-                    format!("expected a token id >= 1 as the label, got {label:?}")
-                })?),
+                input: Sequence::Tokens(ids),
+                label: Label::Class(
+                    token_id(label)
+                        .ok_or_else(|| format!("expected {what} as the label, got {label:?}"))?,
+                ),
             }
         }
         TaskKind::Adding => {
             let pairs = toks
                 .iter()
-                .map(|t| {
-                    adding_pair(t).ok_or_else(|| format!("expected a token like 0.5_1, got {t:?}"))
-                })
+                .map(|t| adding_pair(t))
                 .collect::<Result<Vec<_>, _>>()?;
-            let target: f32 = label
-                .parse()
-                .map_err(|_| format!("expected a real-valued label, got {label:?}"))?;
+            let target = real(label, "label")?;
             Example {
                 input: Sequence::Pairs(pairs),
                 label: Label::Real(target),
@@ -143,12 +201,35 @@ fn process_token(s: &str) -> Option<usize> {
 }
 
 fn token_id(s: &str) -> Option<usize> {
-    s.parse().ok().filter(|&t| t >= 1)
+    s.parse().ok().filter(|&t| (1..=MAX_TOKEN_ID).contains(&t))
 }
 
-fn adding_pair(s: &str) -> Option<[f32; 2]> {
-    let (v, m) = s.split_once('_')?;
-    Some([v.parse().ok()?, m.parse().ok()?])
+/// A finite real within [`MAX_ADDING_MAGNITUDE`]; `what` names it in the message. Rust parses
+/// `NaN`, `inf` and `1e39` (as infinity) without complaint, so parsing alone lets them through.
+fn real(s: &str, what: &str) -> Result<f32, String> {
+    let x: f32 = s
+        .parse()
+        .map_err(|_| format!("expected a real-valued {what}, got {s:?}"))?;
+    if !x.is_finite() || x.abs() > MAX_ADDING_MAGNITUDE {
+        return Err(format!(
+            "{what} {s:?} is not a finite number of magnitude at most {MAX_ADDING_MAGNITUDE:e}"
+        ));
+    }
+    Ok(x)
+}
+
+fn adding_pair(t: &str) -> Result<[f32; 2], String> {
+    let (v, m) = t
+        .split_once('_')
+        .ok_or_else(|| format!("expected a token like 0.5_1, got {t:?}"))?;
+    let in_token = |e: String| format!("token {t:?}: {e}");
+    let v = real(v, "value").map_err(in_token)?;
+    let m = real(m, "marker").map_err(in_token)?;
+    if ![-1.0, 0.0, 1.0].contains(&m) {
+        return Err(in_token(format!("the marker must be -1, 0 or 1, got {m}")));
+    }
+    // `-0` is the marker 0 (and writes back as `0`).
+    Ok([v, if m == 0.0 { 0.0 } else { m }])
 }
 
 /// Writes the three split files into `dir` (created if missing).
