@@ -1,7 +1,7 @@
 //! `train`: one training run of one task and bias family, with checkpoints and a JSON record.
-use at5::cli::{RunArgs, init_allocator, init_threads, usage_error};
-use at5::train::{self, Event, Trainer};
-use clap::Parser;
+use at5::cli::{RunArgs, init_allocator, init_threads, run_flags_given, usage_error};
+use at5::train::{self, CHECKPOINT, Event, Trainer};
+use clap::{CommandFactory, FromArgMatches, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 
@@ -31,26 +31,54 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     init_allocator();
     init_threads(cli.threads);
-    let trainer = match &cli.resume {
+    let out = cli.out.clone().unwrap_or_else(|| match &cli.resume {
+        Some(p) => match p.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        },
+        None => cli.run.default_out(),
+    });
+    // Everything that can be refused is refused here, before data is made or a step is taken.
+    let config = match &cli.resume {
         Some(path) => {
+            if let Some(flag) = run_flags_given(&matches).iter().find(|f| *f != "epochs") {
+                usage_error(format!(
+                    "--{flag} cannot be changed on --resume (the run keeps its checkpoint's \
+                     config; only --epochs may extend it): drop --{flag}, or start a new run"
+                ));
+            }
+            Err(path)
+        }
+        None => Ok(cli.run.to_config().unwrap_or_else(|e| usage_error(e))),
+    };
+    let what = if cli.out.is_some() {
+        "--out"
+    } else {
+        "output folder"
+    };
+    train::check_out_dir(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
+    // Ok: a new run's config; Err: the checkpoint to resume.
+    let trainer = match config {
+        Err(path) => {
             let mut t = Trainer::from_checkpoint(path).unwrap_or_else(|e| usage_error(e));
             if let Some(e) = cli.run.epochs {
+                if e == 0 || e < t.state.epoch {
+                    usage_error(format!(
+                        "--epochs {e}: the checkpoint has already trained {} epochs; give at \
+                         least that many (and at least 1)",
+                        t.state.epoch
+                    ));
+                }
                 t.config.epochs = e;
             }
             t
         }
-        None => {
-            let cfg = cli.run.to_config().unwrap_or_else(|e| usage_error(e));
-            Trainer::new(cfg).unwrap_or_else(|e| usage_error(e))
-        }
+        Ok(cfg) => Trainer::new(cfg).unwrap_or_else(|e| usage_error(e)),
     };
-    let out = cli.out.clone().unwrap_or_else(|| match &cli.resume {
-        Some(p) => p.parent().map(PathBuf::from).unwrap_or_default(),
-        None => cli.run.default_out(),
-    });
     let (epochs, steps) = (trainer.config.epochs, trainer.steps_per_epoch());
     if let Some(e) = cli.snapshots.iter().find(|&&e| e > epochs) {
         usage_error(format!("--snapshots {e}: the run has only {epochs} epochs"));
@@ -69,6 +97,7 @@ fn main() {
     };
     let quiet = cli.quiet;
     let mut dev = String::from("dev —");
+    let mut epochs_done = 0;
     let res = train::run_with_snapshots(trainer, &out, &cli.snapshots, |ev| match ev {
         Event::Step { epoch, loss, .. } => {
             bar.set_prefix(format!("epoch {epoch}/{epochs}"));
@@ -76,6 +105,7 @@ fn main() {
             bar.inc(1);
         }
         Event::Epoch(e) => {
+            epochs_done += 1;
             dev = format!("dev acc {:.4}", e.dev.accuracy);
             let line = format!(
                 "epoch {}/{epochs}: train loss {:.4}, dev acc {:.4}{}",
@@ -111,10 +141,16 @@ fn main() {
             );
         }
         Err(e) => {
-            eprintln!(
-                "error: {e} (the last good checkpoint is in {})",
-                out.display()
-            );
+            // Name a checkpoint only where one exists: this run's, or the one it resumed from.
+            let ck = out.join(CHECKPOINT);
+            let left = match &cli.resume {
+                _ if epochs_done > 0 && ck.is_file() => {
+                    format!("the last good checkpoint is {}", ck.display())
+                }
+                Some(p) => format!("the run can continue from {}", p.display()),
+                None => "no checkpoint was written".to_string(),
+            };
+            eprintln!("error: {e} ({left})");
             std::process::exit(1);
         }
     }

@@ -34,9 +34,22 @@ pub fn init_allocator() {
     }
 }
 
-/// Sizes the global thread pool once; 0 keeps rayon's default (all cores).
+/// The most worker threads a run may ask for, per core: beyond a few per core threads only
+/// contend (and `--threads 100000` spends minutes creating them).
+pub const THREADS_PER_CORE: usize = 4;
+
+/// Sizes the global thread pool once; 0 keeps rayon's default (all cores). More than
+/// [`THREADS_PER_CORE`] per core is refused with code 2.
 pub fn init_threads(threads: usize) {
     init_allocator();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let most = THREADS_PER_CORE * cores;
+    if threads > most {
+        usage_error(format!(
+            "--threads {threads}: at most {most} ({THREADS_PER_CORE} per core, {cores} cores); \
+             0 uses every core"
+        ));
+    }
     if threads > 0
         && let Err(e) = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -88,9 +101,9 @@ pub struct RunArgs {
     /// Seeds initialisation, shuffling and dropout.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Seeds the generated data (fixed across trials).
-    #[arg(long, default_value_t = 2021)]
-    pub data_seed: u64,
+    /// Seeds the generated data (fixed across trials) [default: 2021].
+    #[arg(long)]
+    pub data_seed: Option<u64>,
     /// Train on train.txt/dev.txt/test.txt from this directory instead of generated data.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
@@ -141,7 +154,8 @@ impl RunArgs {
             .ok_or("--task is required (reber, process50, adding, lagk)")?;
         let kind: TaskKind = task.parse()?;
         let preset = Preset::from_name(&self.preset)?;
-        BiasConfig::from_name(&self.bias)?;
+        let family = BiasConfig::from_name(&self.bias)?;
+        self.check_applicable(kind, &family)?;
         let dial = Dial {
             seq_len: self.seq_len,
             lag: self.lag,
@@ -152,17 +166,17 @@ impl RunArgs {
             return Err(format!("--seq-len must be at least 2, got {l}"));
         }
         let mut c = preset_config(kind, &self.bias, preset, dial, self.seed)?;
-        if let TaskSource::Generated { seed, .. } = &mut c.task {
-            *seed = self.data_seed;
+        if let (TaskSource::Generated { seed, .. }, Some(s)) = (&mut c.task, self.data_seed) {
+            *seed = s;
         }
         if let Some(dir) = &self.data_dir {
             if !dir.is_dir() {
                 return Err(format!("--data-dir {}: no such directory", dir.display()));
             }
-            c.task = TaskSource::Files {
-                dir: dir.clone(),
-                kind,
-            };
+            // Absolute, so the run's checkpoint resumes from any working directory.
+            let dir = std::path::absolute(dir)
+                .map_err(|e| format!("--data-dir {}: {e}", dir.display()))?;
+            c.task = TaskSource::Files { dir, kind };
         }
         let m = &mut c.model;
         set(&mut m.d_model, self.d_model);
@@ -237,6 +251,64 @@ impl RunArgs {
         Ok(c)
     }
 
+    /// Refuses flags this task, data source or bias family would silently ignore, so a run is
+    /// never quietly other than what was asked.
+    fn check_applicable(&self, kind: TaskKind, family: &BiasConfig) -> Result<(), String> {
+        let drop = |flag: &str, why: String| Err(format!("--{flag} {why}; drop it"));
+        if self.data_dir.is_some() {
+            for (flag, given) in [
+                ("seq-len", self.seq_len.is_some()),
+                ("lag", self.lag.is_some()),
+                ("data-seed", self.data_seed.is_some()),
+            ] {
+                if given {
+                    return drop(
+                        flag,
+                        "does not apply with --data-dir (the files are the data)".into(),
+                    );
+                }
+            }
+        }
+        if self.seq_len.is_some() && kind == TaskKind::Reber {
+            return drop(
+                "seq-len",
+                "does not apply to reber (the grammar decides its lengths)".into(),
+            );
+        }
+        if self.lag.is_some() && kind != TaskKind::LagK {
+            return drop("lag", format!("applies to lagk only, not {}", kind.name()));
+        }
+        let name = family.name();
+        let options: [(&str, bool, &[&str]); 7] = [
+            ("num-buckets", self.num_buckets.is_some(), &["t5"]),
+            ("max-distance", self.max_distance.is_some(), &["t5"]),
+            ("slope-min", self.slope_min.is_some(), &["at5"]),
+            ("slope-max", self.slope_max.is_some(), &["at5"]),
+            ("l1", self.l1.is_some(), &["at5", "at5-nob"]),
+            ("l2", self.l2.is_some(), &["at5", "at5-nob"]),
+            ("init-std", self.init_std.is_some(), &["at5", "at5-nob"]),
+        ];
+        for (flag, given, families) in options {
+            if given && !families.contains(&name) {
+                return drop(
+                    flag,
+                    format!(
+                        "is an option of --bias {}, not {name}",
+                        families.join(" or ")
+                    ),
+                );
+            }
+        }
+        if self.bias_scope.is_some() && matches!(family, BiasConfig::None | BiasConfig::Sinusoidal)
+        {
+            return drop(
+                "bias-scope",
+                format!("has no effect with --bias {name} (no attention bias)"),
+            );
+        }
+        Ok(())
+    }
+
     /// A default output directory naming the run.
     pub fn default_out(&self) -> PathBuf {
         let dial = match (self.seq_len, self.lag) {
@@ -252,6 +324,22 @@ impl RunArgs {
             self.seed
         ))
     }
+}
+
+/// The long names of the run flags given on the command line (not those left at a default),
+/// so a binary can refuse flags that would be ignored, e.g. model flags with `--resume`.
+pub fn run_flags_given(matches: &clap::ArgMatches) -> Vec<String> {
+    use clap::parser::ValueSource;
+    let cmd = <RunArgs as Args>::augment_args(clap::Command::new("train"));
+    cmd.get_arguments()
+        .filter(|a| {
+            matches
+                .try_contains_id(a.get_id().as_str())
+                .unwrap_or(false)
+                && matches.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine)
+        })
+        .filter_map(|a| a.get_long().map(String::from))
+        .collect()
 }
 
 fn set<T>(slot: &mut T, v: Option<T>) {

@@ -104,6 +104,20 @@ fn a_short_run_writes_its_record_and_resumes() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("record.json")).unwrap()).unwrap();
     assert_eq!(rec["epochs"].as_array().unwrap().len(), 2);
 
+    // A resumed run keeps its checkpoint's config: other run flags are refused, not ignored.
+    let c = ck.to_str().unwrap();
+    for (args, what) in [
+        (vec!["--resume", c, "--d-model", "32"], "--d-model"),
+        (vec!["--resume", c, "--bias", "t5"], "--bias"),
+        (vec!["--resume", c, "--seed", "1"], "--seed"),
+        (vec!["--resume", c, "--epochs", "1"], "already trained 2"),
+    ] {
+        refused(&args, &[what]);
+    }
+    let rec2: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("record.json")).unwrap()).unwrap();
+    assert_eq!(rec, rec2, "a refused resume leaves the record as it was");
+
     let bytes = std::fs::read(&ck).unwrap();
     let cut = dir.join("cut.bin");
     std::fs::write(&cut, &bytes[..bytes.len() - 7]).unwrap();
@@ -113,5 +127,228 @@ fn a_short_run_writes_its_record_and_resumes() {
     assert!(
         err.contains("truncated") && err.contains("cut.bin"),
         "{err}"
+    );
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("at5-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Exit code 2, one line containing every one of `what`, no panic, and no checkpoint in `out`.
+fn refused(args: &[&str], what: &[&str]) -> String {
+    let out = train(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    for w in what {
+        assert!(err.contains(w), "{args:?}: `{w}` not in {err}");
+    }
+    if let Some(i) = args.iter().position(|a| *a == "--out") {
+        let ck = std::path::Path::new(args[i + 1]).join("checkpoint.bin");
+        assert!(!ck.exists(), "{args:?} wrote {}", ck.display());
+    }
+    err
+}
+
+fn write_splits(dir: &std::path::Path, train: &str, dev: &str, test: &str) {
+    for (f, text) in [("train.txt", train), ("dev.txt", dev), ("test.txt", test)] {
+        std::fs::write(dir.join(f), text).unwrap();
+    }
+}
+
+#[test]
+fn bad_data_files_exit_2_naming_the_file_and_line() {
+    let root = tmp("data");
+    let (data, out) = (root.join("data"), root.join("out"));
+    std::fs::create_dir_all(&data).unwrap();
+    let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
+    let good = "0.5_-1 0.25_1 0.1_1 0_-1 0.5875\n0.1_-1 0.2_1 0.3_1 0_-1 0.625\n";
+    let adding = ["--task", "adding", "--data-dir", d, "--out", o, "--quiet"];
+    let cases: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "0.5_-1 0.25_1 0.1_1 0_-1 0.5875\n0.1_-1 0.2_1 0.3_1 0_-1 NaN\n",
+            good,
+            good,
+            &["train.txt:2:", "label \"NaN\"", "finite"],
+        ),
+        (
+            good,
+            "inf_1 0.25_1 0.1_1 0_-1 0.5\n",
+            good,
+            &["dev.txt:1:", "inf_1", "value"],
+        ),
+        (
+            good,
+            good,
+            "0.5_-1 0.25_7 0.1_1 0_-1 0.5\n",
+            &["test.txt:1:", "0.25_7", "marker"],
+        ),
+        (
+            good,
+            good,
+            "0.5_-1 0.25_1 0.1_1 0_-1 1e39\n",
+            &["test.txt:1:", "1e39"],
+        ),
+    ];
+    for (train_txt, dev, test, what) in cases {
+        write_splits(&data, train_txt, dev, test);
+        refused(&adding, what);
+    }
+
+    let lagk = ["--task", "lagk", "--data-dir", d, "--out", o, "--quiet"];
+    write_splits(&data, "1 2 3 2\n", "2 1 99999999999 1\n", "1 1 2 1\n");
+    refused(&lagk, &["dev.txt:1:", "99999999999", "token id"]);
+    // A 1.2M-token line loads, but its attention grid cannot fit: refused with the estimate,
+    // naming the line, before any allocation of that size.
+    let long: Vec<&str> = (0..1_200_000)
+        .map(|i| if i % 2 == 0 { "1" } else { "2" })
+        .collect();
+    write_splits(
+        &data,
+        &format!("{} 1\n", long.join(" ")),
+        "1 2 1\n",
+        "2 1 2\n",
+    );
+    refused(
+        &lagk,
+        &[
+            "not enough memory",
+            "needs about",
+            "train.txt:1",
+            "1200000 positions",
+        ],
+    );
+}
+
+#[test]
+fn sizes_that_cannot_fit_exit_2_with_the_estimate() {
+    let root = tmp("sizes");
+    let o = root.join("out");
+    let o = o.to_str().unwrap();
+    let e = refused(
+        &["--task", "lagk", "--seq-len", "4000000000", "--out", o],
+        &["not enough memory", "needs about", "--seq-len"],
+    );
+    assert!(
+        e.contains("available") || e.contains("could not be read"),
+        "{e}"
+    );
+    refused(
+        &["--task", "lagk", "--d-model", "1000000", "--out", o],
+        &["not enough memory", "parameters", "--d-model"],
+    );
+    refused(
+        &[
+            "--task",
+            "lagk",
+            "--bias",
+            "t5",
+            "--num-buckets",
+            "100000000000",
+            "--out",
+            o,
+        ],
+        &["not enough memory", "--num-buckets"],
+    );
+    let start = std::time::Instant::now();
+    refused(
+        &["--task", "lagk", "--threads", "100000", "--out", o],
+        &["--threads 100000", "per core"],
+    );
+    assert!(
+        start.elapsed().as_secs() < 10,
+        "refusing --threads took {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_bad_output_folder_fails_before_training() {
+    let root = tmp("outdir");
+    let file = root.join("a-file");
+    std::fs::write(&file, "keep").unwrap();
+    let under = file.join("run");
+    for out in [under.to_str().unwrap(), file.to_str().unwrap()] {
+        let e = refused(
+            &["--task", "lagk", "--out", out, "--quiet"],
+            &["--out", out],
+        );
+        assert!(!e.contains("checkpoint"), "{e}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+
+    // A read-only folder (where permissions bind: not for root).
+    let ro = root.join("read-only");
+    std::fs::create_dir_all(&ro).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if std::fs::write(ro.join("probe"), "").is_err() {
+        let r = ro.to_str().unwrap();
+        let e = refused(
+            &["--task", "lagk", "--out", r, "--quiet"],
+            &["--out", r, "cannot write"],
+        );
+        assert!(!e.contains("checkpoint"), "{e}");
+    }
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn flags_that_would_be_ignored_exit_2() {
+    let root = tmp("ignored");
+    // A folder holding an earlier run's record: a refused run leaves it as it was.
+    std::fs::write(root.join("record.json"), "earlier").unwrap();
+    let o = root.to_str().unwrap();
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["--task", "lagk", "--bias", "at5", "--num-buckets", "8"],
+            &["--num-buckets", "t5"],
+        ),
+        (
+            &["--task", "lagk", "--bias", "at5", "--max-distance", "8"],
+            &["--max-distance"],
+        ),
+        (
+            &["--task", "lagk", "--bias", "t5", "--slope-min", "0.5"],
+            &["--slope-min", "at5"],
+        ),
+        (&["--task", "lagk", "--bias", "t5", "--l1", "4"], &["--l1"]),
+        (
+            &["--task", "lagk", "--bias", "alibi", "--init-std", "0.1"],
+            &["--init-std"],
+        ),
+        (
+            &["--task", "reber", "--seq-len", "50"],
+            &["--seq-len", "reber"],
+        ),
+        (&["--task", "adding", "--lag", "3"], &["--lag", "lagk"]),
+        (&["--task", "process50", "--lag", "3"], &["--lag"]),
+        (&["--task", "lagk", "--slope-min=-1"], &["slope-min", "-1"]),
+        (&["--task", "lagk", "--slope-min", "0"], &["slope-min"]),
+        (
+            &["--task", "lagk", "--bias", "none", "--bias-scope", "first"],
+            &["--bias-scope"],
+        ),
+        (
+            &["--task", "lagk", "--data-dir", o, "--lag", "2"],
+            &["--lag", "--data-dir"],
+        ),
+        (
+            &["--task", "lagk", "--data-dir", o, "--data-seed", "3"],
+            &["--data-seed"],
+        ),
+    ];
+    for (args, what) in cases {
+        let mut a = args.to_vec();
+        a.extend(["--out", o, "--quiet"]);
+        refused(&a, what);
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("record.json")).unwrap(),
+        "earlier"
     );
 }

@@ -1,4 +1,5 @@
 //! What a training run is: the task, the model, the optimiser and the budget, and the presets.
+use super::memory::{self, DataShape, Hints, MemoryEstimate};
 use crate::data::{
     self, AddingConfig, LagKConfig, Process50Config, ReberConfig, TaskConfig, TaskData, TaskKind,
 };
@@ -80,6 +81,25 @@ impl ModelSpec {
             dropout: self.dropout,
         };
         probe.validate()?;
+        if let BiasConfig::At5 { slope_min, .. } = self.bias
+            && slope_min <= 0.0
+        {
+            // alpha = relu(a) / L: a slope starting at or below 0 is a dead bucket (no position
+            // information, no gradient), not a run of AT5.
+            return Err(format!(
+                "slope-min must be positive (AT5's slopes pass through a relu), got {slope_min}"
+            ));
+        }
+        // The scratch build below allocates the bias's tables: refuse sizes that cannot fit first.
+        let bias = MemoryEstimate {
+            params: 28.0 * memory::bias_params(&self.bias, self.heads, 16),
+            ..Default::default()
+        };
+        let hint = Hints {
+            params: "lower the bias's sizes (--num-buckets, --l1, --l2)".into(),
+            ..Default::default()
+        };
+        memory::check(&bias, memory::available_memory().as_ref(), &hint)?;
         let mut scratch = crate::params::ParamStore::<f32>::new();
         let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(0);
         crate::position::build(&self.bias, self.heads, 16, &mut scratch, "bias", &mut rng)?;
@@ -136,6 +156,67 @@ pub struct TrainConfig {
 }
 
 impl TrainConfig {
+    /// Generates or reads the run's data, refusing a run that will not fit in memory: once from
+    /// the config (before generating, or from the files' sizes before reading them) and once
+    /// from the data (before the model is allocated). Errors name the flag, or the file and
+    /// line, that decides the size.
+    pub fn load_data(&self) -> Result<TaskData, String> {
+        let available = memory::available_memory();
+        let fits = |shape: &DataShape, hints: &Hints| {
+            let est = memory::estimate(&self.model, self.batch, shape);
+            memory::check(&est, available.as_ref(), hints)
+        };
+        match &self.task {
+            TaskSource::Generated { config, seed } => {
+                let hints = Hints::flags(config.kind());
+                fits(&DataShape::planned(config), &hints)?;
+                let data = data::generate(config, *seed)?;
+                fits(&DataShape::of(&data), &hints)?;
+                Ok(data)
+            }
+            TaskSource::Files { dir, kind } => {
+                let bytes: u64 = data::files::SPLIT_FILES
+                    .iter()
+                    .filter_map(|f| std::fs::metadata(dir.join(f)).ok())
+                    .map(|m| m.len())
+                    .sum();
+                let text = MemoryEstimate {
+                    // The text, then up to 8 bytes per token of (at least) 2 characters.
+                    data: 5.0 * bytes as f64,
+                    ..Default::default()
+                };
+                let hints = Hints {
+                    data: format!(
+                        "the data files in {} are {} in all",
+                        dir.display(),
+                        memory::human(bytes as f64)
+                    ),
+                    ..Default::default()
+                };
+                memory::check(&text, available.as_ref(), &hints)?;
+                let (data, ext) = data::files::load_dir_with_extremes(dir, *kind)?;
+                let flags = Hints::flags(*kind);
+                let (at, len) = &ext.longest;
+                let hints = Hints {
+                    params: match &ext.largest_id {
+                        Some((at, id)) => format!(
+                            "{}; the vocabulary runs to token id {id} ({at})",
+                            flags.params
+                        ),
+                        None => flags.params,
+                    },
+                    activations: format!(
+                        "the longest sequence is {at} ({len} positions): shorten it, or lower \
+                         --heads or --d-model"
+                    ),
+                    data: format!("the data files in {} are too large", dir.display()),
+                };
+                fits(&DataShape::of(&data), &hints)?;
+                Ok(data)
+            }
+        }
+    }
+
     /// Impossible settings as one line naming the option.
     pub fn validate(&self) -> Result<(), String> {
         if self.batch == 0 {

@@ -3,6 +3,7 @@
 mod batch;
 mod checkpoint;
 mod config;
+pub mod memory;
 mod metrics;
 mod prior;
 mod record;
@@ -64,6 +65,20 @@ pub fn list_snapshots(out: &Path) -> Result<Vec<PathBuf>, String> {
     }
     found.sort();
     Ok(found.into_iter().map(|(_, p)| p).collect())
+}
+
+/// Makes `out` a folder this process can write into (creating it if missing), so a read-only
+/// or impossible output path fails before any training, not at the first checkpoint. The
+/// error names the path (callers add the flag).
+pub fn check_out_dir(out: &Path) -> Result<(), String> {
+    let at = out.display();
+    std::fs::create_dir_all(out)
+        .map_err(|e| format!("{at}: cannot create this folder ({e}); choose a writable one"))?;
+    let probe = out.join(format!(".write-test.{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .map_err(|e| format!("{at}: cannot write into this folder ({e}); choose a writable one"))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 /// What a run reports as it goes.
@@ -148,7 +163,7 @@ pub fn run_with_snapshots(
     snapshots: &[usize],
     mut on_event: impl FnMut(Event),
 ) -> Result<RunRecord, String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
+    check_out_dir(out)?;
     let (ck, rec) = (out.join(CHECKPOINT), out.join(RECORD));
     let snapshot = |t: &Trainer| -> Result<(), String> {
         if !snapshots.contains(&t.state.epoch) {

@@ -86,7 +86,7 @@ impl Trainer {
     /// A fresh run: loads the data and initialises the model from the seed.
     pub fn new(config: TrainConfig) -> Result<Trainer, String> {
         config.validate()?;
-        let data = config.task.load()?;
+        let data = config.load_data()?;
         let model_cfg = config.model.for_task(&data);
         let mut store = ParamStore::new();
         let model = Model::new(model_cfg, &mut store, mix_seed(config.seed, 0))?;
