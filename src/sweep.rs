@@ -94,7 +94,14 @@ pub fn finished(root: &Path, spec: &RunSpec) -> Option<RunRecord> {
     let rec: RunRecord = read_json(&spec.dir(root).join(RECORD)).ok()?;
     let cfg = spec.args().ok()?.to_config().ok()?;
     let done = rec.status == "completed" || rec.status.starts_with("stopped early");
-    (done && rec.config == cfg).then_some(rec)
+    // Records written before data dirs were stored absolute hold the path as typed.
+    let mut was = rec.config.clone();
+    if let crate::train::TaskSource::Files { dir, .. } = &mut was.task
+        && let Ok(abs) = std::path::absolute(&*dir)
+    {
+        *dir = abs;
+    }
+    (done && was == cfg).then_some(rec)
 }
 
 /// Checks every spec's flags up front, so a typo fails before hours of runs, not after.

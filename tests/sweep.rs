@@ -86,3 +86,37 @@ fn a_typo_in_a_spec_fails_before_any_run() {
         "{e}"
     );
 }
+
+#[test]
+fn records_written_before_the_reliability_checks_are_still_finished() {
+    // The committed experiments' plans and records, as earlier versions wrote them: each run
+    // dir gets its record back, and `finished` must reuse it rather than train it again.
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (dir, experiment) in [
+        ("results/quick", "reproduce"),
+        ("results/sweep-lagk", "sweep"),
+    ] {
+        let read = |f: &str| std::fs::read_to_string(repo.join(dir).join(f)).unwrap();
+        let plan: Plan = serde_json::from_str(&read(&format!("plan-{experiment}.json"))).unwrap();
+        let records: Vec<serde_json::Value> = serde_json::from_str(&read("results.json")).unwrap();
+        let root =
+            std::env::temp_dir().join(format!("at5-sweep-old-{}-{experiment}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for spec in &plan.specs {
+            let cfg = serde_json::to_value(spec.args().unwrap().to_config().unwrap()).unwrap();
+            let rec = records
+                .iter()
+                .find(|r| r["config"] == cfg)
+                .unwrap_or_else(|| panic!("{dir}: no record has the config of {}", spec.id));
+            let run = spec.dir(&root);
+            std::fs::create_dir_all(&run).unwrap();
+            std::fs::write(run.join("record.json"), rec.to_string()).unwrap();
+            assert!(
+                sweep::finished(&root, spec).is_some(),
+                "{dir}: {} is not recognised as finished",
+                spec.id
+            );
+        }
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}

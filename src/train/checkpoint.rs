@@ -3,14 +3,20 @@
 //! Layout: 8-byte magic, payload length (u64 LE), FNV-1a checksum of the payload (u64 LE),
 //! then the bincode payload, so a truncated, corrupted or foreign file is named as such
 //! instead of decoding into garbage.
+//!
+//! Version 2 (`AT5CKPT2`) adds the fingerprint of the run's data, checked on resume. Version 1
+//! files (`AT5CKPT1`, written before fingerprints) still load and resume, unchecked: bincode is
+//! not self-describing, so the version is in the magic rather than in an optional field.
 use super::config::TrainConfig;
+use super::fingerprint::DataFingerprint;
 use super::trainer::{TrainState, Trainer};
 use crate::optim::Adam;
 use crate::report::write_atomic;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-const MAGIC: &[u8; 8] = b"AT5CKPT1";
+const MAGIC: &[u8; 8] = b"AT5CKPT2";
+const MAGIC_V1: &[u8; 8] = b"AT5CKPT1";
 const HEADER: usize = 24;
 
 #[derive(Serialize, Deserialize)]
@@ -22,6 +28,35 @@ struct Checkpoint {
     adam: Adam<f32>,
     state: TrainState,
     without_grad: Vec<String>,
+    /// `None` only for a version-1 file, which predates fingerprints.
+    data: Option<DataFingerprint>,
+}
+
+/// The version-1 layout: [`Checkpoint`] without the data fingerprint.
+#[derive(Deserialize)]
+struct CheckpointV1 {
+    config: TrainConfig,
+    names: Vec<String>,
+    shapes: Vec<Vec<usize>>,
+    values: Vec<Vec<f32>>,
+    adam: Adam<f32>,
+    state: TrainState,
+    without_grad: Vec<String>,
+}
+
+impl From<CheckpointV1> for Checkpoint {
+    fn from(c: CheckpointV1) -> Checkpoint {
+        Checkpoint {
+            config: c.config,
+            names: c.names,
+            shapes: c.shapes,
+            values: c.values,
+            adam: c.adam,
+            state: c.state,
+            without_grad: c.without_grad,
+            data: None,
+        }
+    }
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -49,6 +84,7 @@ impl Trainer {
             adam: self.adam.clone(),
             state: self.state.clone(),
             without_grad: self.without_grad.clone(),
+            data: Some(DataFingerprint::of(&self.data)),
         };
         let payload = bincode::serde::encode_to_vec(&ck, bincode::config::standard())
             .map_err(|e| format!("{}: cannot encode checkpoint: {e}", path.display()))?;
@@ -61,12 +97,14 @@ impl Trainer {
     }
 
     /// Restores a run from a checkpoint: regenerates (or reloads) its data from the stored
-    /// config, then puts back parameters, optimizer state and counters.
+    /// config, refuses it if it differs from the data the checkpoint was trained on, then puts
+    /// back parameters, optimizer state and counters.
     pub fn from_checkpoint(path: &Path) -> Result<Trainer, String> {
         let at = path.display();
         let bytes =
             std::fs::read(path).map_err(|e| format!("{at}: cannot read checkpoint: {e}"))?;
-        if bytes.len() < HEADER || &bytes[..8] != MAGIC {
+        let v1 = bytes.len() >= HEADER && &bytes[..8] == MAGIC_V1;
+        if bytes.len() < HEADER || !(v1 || &bytes[..8] == MAGIC) {
             return Err(format!("{at}: not an at5 checkpoint (bad header)"));
         }
         let len = u64::from_le_bytes(bytes[8..16].try_into().unwrap()) as usize;
@@ -81,9 +119,14 @@ impl Trainer {
         if fnv1a(payload) != sum {
             return Err(format!("{at}: corrupt checkpoint (checksum mismatch)"));
         }
-        let (ck, used): (Checkpoint, usize) =
-            bincode::serde::decode_from_slice(payload, bincode::config::standard())
-                .map_err(|e| format!("{at}: cannot decode checkpoint: {e}"))?;
+        let config = bincode::config::standard();
+        let decoded = if v1 {
+            bincode::serde::decode_from_slice::<CheckpointV1, _>(payload, config)
+                .map(|(c, used)| (Checkpoint::from(c), used))
+        } else {
+            bincode::serde::decode_from_slice(payload, config)
+        };
+        let (ck, used) = decoded.map_err(|e| format!("{at}: cannot decode checkpoint: {e}"))?;
         if used != len {
             return Err(format!(
                 "{at}: {} trailing bytes after the checkpoint",
@@ -91,6 +134,10 @@ impl Trainer {
             ));
         }
         let mut t = Trainer::new(ck.config)?;
+        if let Some(fp) = &ck.data {
+            fp.check(&DataFingerprint::of(&t.data), &t.config.task)
+                .map_err(|e| format!("{at}: {e}"))?;
+        }
         let expected: Vec<(String, Vec<usize>)> = t
             .store
             .names()

@@ -3,6 +3,7 @@
 mod batch;
 mod checkpoint;
 mod config;
+mod fingerprint;
 pub mod memory;
 mod metrics;
 mod prior;
@@ -14,6 +15,7 @@ pub use config::{
     Dial, ModelSpec, Preset, TaskSource, TrainConfig, bias_for, preset_config, task_config,
     task_length,
 };
+pub use fingerprint::DataFingerprint;
 pub use metrics::{EVAL_BATCH, Metrics, argmax, evaluate};
 pub use prior::{
     HeadSummary, PriorReport, compare_priors, pooled_query, prior_by_epoch, prior_report,
