@@ -299,9 +299,9 @@ fn bench_steps(cli: &Cli, threads: usize) -> Result<(), String> {
     if let Some(b) = cli.batch {
         s.b = b;
     }
-    let mut t = run_steps(&s, &cli.bias, cli.warmup, cli.steps.max(1), cli.profile)?;
+    let mut t = run_steps(&s, &cli.bias, cli.warmup, cli.steps, cli.profile)?;
     if let Some(p) = &t.profile {
-        print_profile(p, cli.steps.max(1));
+        print_profile(p, cli.steps);
     }
     let step_flops = 3.0 * forward_flops(&s);
     let (min, max) = (
@@ -583,6 +583,9 @@ fn bench_scaling(cli: &Cli, threads: usize) -> Result<(), String> {
 
 fn main() {
     let cli = Cli::parse();
+    if cli.steps == 0 {
+        usage_error("--steps must be at least 1 (the timings are over the timed steps)");
+    }
     init_allocator();
     init_threads(cli.threads);
     let threads = rayon::current_num_threads();

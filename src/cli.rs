@@ -34,6 +34,38 @@ pub fn init_allocator() {
     }
 }
 
+/// On Ctrl-C (SIGINT), prints `message` on its own line and exits with 130, the code a shell
+/// gives a process stopped by SIGINT: a long run says what it kept and how to continue instead
+/// of vanishing. Files are written atomically, so stopping between two writes loses nothing.
+pub fn on_interrupt(message: String) {
+    #[cfg(unix)]
+    {
+        use std::sync::OnceLock;
+        static MESSAGE: OnceLock<Vec<u8>> = OnceLock::new();
+        unsafe extern "C" {
+            fn signal(signum: i32, handler: extern "C" fn(i32)) -> usize;
+            fn write(fd: i32, buf: *const u8, count: usize) -> isize;
+            fn _exit(status: i32) -> !;
+        }
+        extern "C" fn handler(_: i32) {
+            // Only async-signal-safe calls here: write(2) and _exit(2), no allocation or locks.
+            if let Some(m) = MESSAGE.get() {
+                // SAFETY: the buffer is a 'static Vec that is never mutated after being set.
+                unsafe { write(2, m.as_ptr(), m.len()) };
+            }
+            // SAFETY: _exit ends the process without running anything else.
+            unsafe { _exit(130) }
+        }
+        const SIGINT: i32 = 2;
+        if MESSAGE.set(format!("\n{message}\n").into_bytes()).is_ok() {
+            // SAFETY: installs a handler that only reads an initialised static and exits.
+            unsafe { signal(SIGINT, handler) };
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = message;
+}
+
 /// The most worker threads a run may ask for, per core: beyond a few per core threads only
 /// contend (and `--threads 100000` spends minutes creating them).
 pub const THREADS_PER_CORE: usize = 4;

@@ -104,10 +104,59 @@ pub fn finished(root: &Path, spec: &RunSpec) -> Option<RunRecord> {
     (done && was == cfg).then_some(rec)
 }
 
-/// Checks every spec's flags up front, so a typo fails before hours of runs, not after.
+/// Checks every spec's flags, and that each run fits in memory, up front, so a typo fails
+/// before hours of runs, not after.
 pub fn validate(specs: &[RunSpec]) -> Result<(), String> {
     for s in specs {
-        s.args()?.to_config()?;
+        s.args()?
+            .to_config()?
+            .check_planned_memory()
+            .map_err(|e| format!("run {}: {e}", s.id))?;
+    }
+    Ok(())
+}
+
+/// `Err` when running `plan` in `root` would replace results already there: a run id the
+/// experiment's earlier plan defined with another config (e.g. after changing
+/// `--train-flags`), or a run directory whose record is of another config. The runner would
+/// otherwise retrain such runs over their checkpoints and rewrite the tables without a word.
+pub fn check_plan(root: &Path, plan: &Plan) -> Result<(), String> {
+    let elsewhere = "use another --out, or delete them to start over";
+    let config_of = |s: &RunSpec| s.args().and_then(|a| a.to_config());
+    let path = plan_path(root, &plan.experiment);
+    if let Ok(old) = read_json::<Plan>(&path) {
+        for o in &old.specs {
+            let Some(n) = plan.specs.iter().find(|s| s.id == o.id) else {
+                continue;
+            };
+            let same = o.flags == n.flags
+                || matches!((config_of(o), config_of(n)), (Ok(a), Ok(b)) if a == b);
+            if !same {
+                return Err(format!(
+                    "{}: run {} was planned as `{}`, now `{}`; this would replace its \
+                     results and the tables: {elsewhere}",
+                    path.display(),
+                    o.id,
+                    o.flags.join(" "),
+                    n.flags.join(" ")
+                ));
+            }
+        }
+    }
+    for s in &plan.specs {
+        let path = s.dir(root).join(RECORD);
+        let Ok(rec) = read_json::<RunRecord>(&path) else {
+            continue;
+        };
+        let cfg = config_of(s)?;
+        if rec.config != cfg && finished(root, s).is_none() {
+            return Err(format!(
+                "{}: holds a run with other settings than `{}`; this would replace it: \
+                 {elsewhere}",
+                path.display(),
+                s.flags.join(" ")
+            ));
+        }
     }
     Ok(())
 }
@@ -381,11 +430,17 @@ pub fn drive(
     let plan = &plan;
     let root = args.root();
     validate(&plan.specs).unwrap_or_else(|e| usage_error(e));
+    check_plan(&root, plan).unwrap_or_else(|e| usage_error(e));
     write_plan(&root, plan).unwrap_or_else(|e| usage_error(e));
     if let Some(file) = &args.emit_jobs {
         emit_unfinished(plan, &root, file).unwrap_or_else(|e| usage_error(e));
         return;
     }
+    crate::cli::on_interrupt(format!(
+        "stopped: finished runs are kept in {} and an interrupted one resumes from its last \
+         checkpoint; run the same command again to continue",
+        root.join("runs").display()
+    ));
     let start = std::time::Instant::now();
     let recs =
         run_with_progress(plan, &root, args.jobs, args.quiet).unwrap_or_else(|e| usage_error(e));

@@ -352,3 +352,23 @@ fn flags_that_would_be_ignored_exit_2() {
         "earlier"
     );
 }
+
+#[test]
+fn a_diverging_run_names_no_checkpoint_that_does_not_exist() {
+    let dir = tmp("diverge");
+    let o = dir.join("run");
+    let out = train(&[
+        "--task",
+        "lagk",
+        "--lr",
+        "1e30",
+        "--quiet",
+        "--out",
+        o.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("non-finite loss"), "{err}");
+    assert!(!o.join("checkpoint.bin").exists());
+    assert!(err.contains("no checkpoint was written"), "{err}");
+}

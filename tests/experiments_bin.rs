@@ -155,6 +155,20 @@ fn bad_experiment_flags_exit_2() {
             vec!["--task", "lagk", "--ranges", "x"],
         ),
         (env!("CARGO_BIN_EXE_bench"), vec!["--config", "Z"]),
+        (
+            env!("CARGO_BIN_EXE_bench"),
+            vec!["--config", "T", "--steps", "0"],
+        ),
+        (
+            env!("CARGO_BIN_EXE_reproduce"),
+            vec![
+                "--train-flags",
+                "--d-model 1000000",
+                "--out",
+                "/nonexistent/at5",
+            ],
+        ),
+        (env!("CARGO_BIN_EXE_sweep"), vec!["--threads", "100000"]),
         (env!("CARGO_BIN_EXE_merge"), vec!["/nonexistent/at5"]),
     ] {
         let out = Command::new(bin).args(&args).output().unwrap();
@@ -162,4 +176,111 @@ fn bad_experiment_flags_exit_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
+}
+
+#[test]
+fn a_changed_plan_does_not_replace_earlier_results() {
+    let root = tmp("replan");
+    let r = root.to_str().unwrap();
+    let args = |flags: &'static str| {
+        vec![
+            "--tasks",
+            "process50",
+            "--biases",
+            "at5",
+            "--seeds",
+            "1",
+            "--train-flags",
+            flags,
+            "--out",
+            r,
+            "--quiet",
+        ]
+    };
+    run(env!("CARGO_BIN_EXE_reproduce"), &args(TINY));
+    let files = [
+        "plan-reproduce.json",
+        "table.md",
+        "runs/process50-at5-s1/record.json",
+    ];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(root.join(f)).unwrap())
+        .collect();
+    // The same command again reuses the run; other --train-flags would replace it: refused.
+    run(env!("CARGO_BIN_EXE_reproduce"), &args(TINY));
+    let out = Command::new(env!("CARGO_BIN_EXE_reproduce"))
+        .args(args("--epochs 2 --d-model 8 --heads 2 --ffn 8"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("plan-reproduce.json") && err.contains("process50-at5-s1"),
+        "{err}"
+    );
+    // Without the plan file the run's record still guards it.
+    std::fs::rename(root.join(files[0]), root.join("plan.bak")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_reproduce"))
+        .args(args("--epochs 2 --d-model 8 --heads 2 --ffn 8"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("runs/process50-at5-s1/record.json"), "{err}");
+    std::fs::rename(root.join("plan.bak"), root.join(files[0])).unwrap();
+    for (f, b) in files.iter().zip(&before) {
+        assert_eq!(&std::fs::read(root.join(f)).unwrap(), b, "{f} changed");
+    }
+}
+
+#[test]
+fn an_interrupted_reproduce_says_how_to_continue() {
+    let root = tmp("sigint");
+    let r = root.to_str().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reproduce"))
+        .args([
+            "--tasks",
+            "process50",
+            "--biases",
+            "t5",
+            "--seeds",
+            "1",
+            "--jobs",
+            "1",
+            "--train-flags",
+            "--epochs 100000 --d-model 8 --heads 2 --ffn 8",
+            "--out",
+            r,
+            "--quiet",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the first checkpoint, so there is something to continue from.
+    let ck = root.join("runs/process50-t5-s1/checkpoint.bin");
+    let start = std::time::Instant::now();
+    while !ck.exists() {
+        if start.elapsed().as_secs() > 120 {
+            let _ = child.kill();
+            panic!("no checkpoint after 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("stopped") && err.contains("runs") && err.contains("again"),
+        "{err}"
+    );
+    assert!(at5::train::Trainer::from_checkpoint(&ck).is_ok());
 }

@@ -192,7 +192,11 @@ fn bad_inputs_exit_2_with_one_line() {
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     let missing = dir.join("missing.json");
     let nope = dir.join("nope.bin");
-    let cases: [(Vec<&str>, &str); 4] = [
+    let cases: [(Vec<&str>, &str); 5] = [
+        (
+            vec!["--checkpoint", ck.to_str().unwrap(), "--kl-examples", "0"],
+            "--kl-examples",
+        ),
         (vec!["--checkpoint", cut.to_str().unwrap()], "truncated"),
         (vec!["--checkpoint", nope.to_str().unwrap()], "nope.bin"),
         (

@@ -201,6 +201,25 @@ fn table_bolds_lowest_per_row_with_ties_and_missing() {
 }
 
 #[test]
+fn a_single_seed_prints_its_value_alone() {
+    let mut t = Table::new("task", ["one seed", "two seeds", "none"], 1).bold_best(Better::Higher);
+    t.row(
+        "x",
+        [
+            Cell::of_samples(&[93.14]),
+            Cell::of_samples(&[90.0, 92.0]),
+            Cell::of_samples(&[]),
+        ],
+    );
+    let md = t.to_markdown();
+    assert_eq!(
+        cells(&md)[0],
+        vec!["x", "**93.1**", "91.0 ± 1.4", MISSING],
+        "{md}"
+    );
+}
+
+#[test]
 fn table_without_direction_bolds_nothing() {
     let mut t = Table::new("x", ["a", "b"], 1);
     t.row("r", [(1.0, 0.0), (2.0, 0.0)]);

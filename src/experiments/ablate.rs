@@ -1,7 +1,7 @@
 //! `ablate`: the no-bucket ablations beside their bucketed versions, and the paper's head-prior
 //! ablation (add heads' biases back one at a time, lowest maximum prior first).
 use super::figures::pooled_query;
-use crate::report::{Better, Cell, LineOpts, Series, Table, line_chart, mean_std, write_atomic};
+use crate::report::{Better, Cell, LineOpts, Series, Table, line_chart, write_atomic};
 use crate::sweep::Plan;
 use crate::train::{self, Preset, RunRecord, Trainer, evaluate};
 use std::path::Path;
@@ -63,12 +63,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
                     .filter(|(s, _)| &s.group == g && s.bias == *b)
                     .filter_map(|(_, r)| r.as_ref()?.best.as_ref().map(|x| 100.0 * x.test.accuracy))
                     .collect();
-                if xs.is_empty() {
-                    Cell::Missing
-                } else {
-                    let (m, s) = mean_std(&xs);
-                    Cell::Stat(m, s)
-                }
+                Cell::of_samples(&xs)
             })
             .collect();
         table.row(g.as_str(), cells);

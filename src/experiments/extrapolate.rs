@@ -1,7 +1,7 @@
 //! `extrapolate`: train at length L, evaluate at 2L and 4L on tasks whose label rule does not
 //! depend on the length (lag-k, adding).
 use crate::data::{self, TaskConfig};
-use crate::report::{Better, Cell, Table, mean_std, read_json, write_atomic, write_json};
+use crate::report::{Better, Cell, Table, read_json, write_atomic, write_json};
 use crate::sweep::{Plan, RunSpec};
 use crate::train::{self, Preset, RunRecord, TaskSource, Trainer, evaluate};
 use serde::{Deserialize, Serialize};
@@ -106,12 +106,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
             let cells: Vec<Cell> = (0..FACTORS.len())
                 .map(|k| {
                     let xs: Vec<f64> = evals.iter().map(|e| e.accuracy[k]).collect();
-                    if xs.is_empty() {
-                        Cell::Missing
-                    } else {
-                        let (m, s) = mean_std(&xs);
-                        Cell::Stat(m, s)
-                    }
+                    Cell::of_samples(&xs)
                 })
                 .collect();
             table.row(b, cells);

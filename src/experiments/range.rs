@@ -163,12 +163,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
                         .iter()
                         .filter_map(|x| x.best.as_ref().map(|b| 100.0 * b.test.accuracy))
                         .collect();
-                    if xs.is_empty() {
-                        Cell::Missing
-                    } else {
-                        let (m, s) = mean_std(&xs);
-                        Cell::Stat(m, s)
-                    }
+                    Cell::of_samples(&xs)
                 })
                 .collect();
             table.row(format!("{r}"), cells);

@@ -1,8 +1,6 @@
 //! `reproduce`: the paper's synthetic-task comparison, every bias family on every task.
 use super::figures::{learning_curves, priors_figure};
-use crate::report::{
-    Better, Cell, LineOpts, Series, Table, line_chart, mean_std, write_atomic, write_json,
-};
+use crate::report::{Better, Cell, LineOpts, Series, Table, line_chart, write_atomic, write_json};
 use crate::sweep::{Plan, RunSpec};
 use crate::train::{Preset, RunRecord};
 use std::fmt::Write as _;
@@ -96,12 +94,7 @@ pub fn report(
             .iter()
             .map(|b| {
                 let xs = cell(plan, recs, group, b);
-                if xs.is_empty() {
-                    Cell::Missing
-                } else {
-                    let (m, s) = mean_std(&xs);
-                    Cell::Stat(m, s)
-                }
+                Cell::of_samples(&xs)
             })
             .collect();
         let bayes = plan

@@ -58,6 +58,21 @@ pub enum Cell {
     Text(String),
 }
 
+impl Cell {
+    /// The cell of a result over seeds: `mean ± std`, the value alone for one seed (its spread
+    /// is not observed, and `± 0.0` would claim it is none), [`Cell::Missing`] for none.
+    pub fn of_samples(xs: &[f64]) -> Cell {
+        match xs {
+            [] => Cell::Missing,
+            [x] => Cell::Stat(*x, f64::NAN),
+            _ => {
+                let (m, s) = mean_std(xs);
+                Cell::Stat(m, s)
+            }
+        }
+    }
+}
+
 impl From<(f64, f64)> for Cell {
     fn from((mean, std): (f64, f64)) -> Self {
         Cell::Stat(mean, std)

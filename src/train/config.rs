@@ -169,7 +169,7 @@ impl TrainConfig {
         match &self.task {
             TaskSource::Generated { config, seed } => {
                 let hints = Hints::flags(config.kind());
-                fits(&DataShape::planned(config), &hints)?;
+                self.check_planned_memory()?;
                 let data = data::generate(config, *seed)?;
                 fits(&DataShape::of(&data), &hints)?;
                 Ok(data)
@@ -215,6 +215,18 @@ impl TrainConfig {
                 Ok(data)
             }
         }
+    }
+
+    /// The memory check that needs no data: for generated data, from the sizes its config will
+    /// generate (for files, [`TrainConfig::load_data`] checks once they are read). A sweep runs
+    /// it on every run before the first starts.
+    pub fn check_planned_memory(&self) -> Result<(), String> {
+        let TaskSource::Generated { config, .. } = &self.task else {
+            return Ok(());
+        };
+        let est = memory::estimate(&self.model, self.batch, &DataShape::planned(config));
+        let available = memory::available_memory();
+        memory::check(&est, available.as_ref(), &Hints::flags(config.kind()))
     }
 
     /// Impossible settings as one line naming the option.

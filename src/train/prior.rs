@@ -185,6 +185,9 @@ pub fn prior_report(
             test.len()
         ));
     }
+    if kl_examples == 0 {
+        return Err("--kl-examples must be at least 1 (the mean KL is over test examples)".into());
+    }
     let (l, h) = (data.max_len, model.config.heads);
     let query = pooled_query(model.config.pooling, l);
     let mut files = Vec::new();
