@@ -245,7 +245,8 @@ pub fn run_all(
         }
     };
     std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
+        // More workers than runs would only start and stop (a huge --jobs spawned them all).
+        for _ in 0..jobs.clamp(1, specs.len().max(1)) {
             s.spawn(work);
         }
     });
