@@ -130,6 +130,10 @@ pub struct RunArgs {
     /// AT5 / AT5-NoB: MLP init std.
     #[arg(long)]
     pub init_std: Option<f64>,
+    /// Compute every row of the last block even where only the pooled row reaches the loss
+    /// (the default prunes it; same results up to summation order, several times slower).
+    #[arg(long)]
+    pub no_prune: bool,
 }
 
 impl RunArgs {
@@ -233,6 +237,7 @@ impl RunArgs {
         if self.patience.is_some() {
             c.patience = self.patience;
         }
+        c.whole_graph = self.no_prune;
         c.validate()?;
         Ok(c)
     }

@@ -388,3 +388,140 @@ fn a_tiny_transformer_overfits_one_batch() {
         "loss went from {first} to {last}"
     );
 }
+
+/// Every parameter's gradient, and the output, of one forward/backward on a training tape.
+fn output_and_grads(
+    model: &Model<f64>,
+    store: &ParamStore<f64>,
+    batch: &Batch,
+    y: &Targets,
+    whole_graph: bool,
+) -> (Vec<f64>, Vec<Vec<f64>>) {
+    let mut t = Tape::new();
+    let p = store.bind(&mut t);
+    let opts = ForwardOpts {
+        seed: 99,
+        bias_heads: None,
+        whole_graph,
+    };
+    let fwd = model.forward(&mut t, &p, batch, &opts);
+    let out = t.value(fwd.output).data.clone();
+    let loss = model.loss(&mut t, fwd.output, y);
+    let g = t.backward(loss);
+    let grads = store
+        .grads(&p, &g)
+        .into_iter()
+        .map(|x| x.map(|x| x.data.clone()).unwrap_or_default())
+        .collect();
+    (out, grads)
+}
+
+/// `|a - b| <= 1e-10 · max(|a|, |b|)` elementwise, or both within 1e-13 of each other: some
+/// gradients are zero in exact arithmetic (a key projection's bias cannot move a softmax) and
+/// come out as the rounding of order-1 terms that cancel, ~1e-17, in a different order per path.
+fn assert_close(what: &str, a: &[f64], b: &[f64]) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let tol = (1e-10 * x.abs().max(y.abs())).max(1e-13);
+        assert!((x - y).abs() <= tol, "{what}[{i}]: {x} vs {y}");
+    }
+}
+
+#[test]
+fn pruned_last_block_equals_whole_graph_for_every_family_with_dropout() {
+    let batch = batch();
+    let y = Targets::Classes(vec![2, 0]);
+    for name in FAMILIES {
+        for layers in [1, 2] {
+            for pooling in [Pooling::Last, Pooling::First] {
+                for scope in [
+                    BiasScope::Shared,
+                    BiasScope::FirstLayer,
+                    BiasScope::PerLayer,
+                ] {
+                    if layers == 1 && scope != BiasScope::Shared {
+                        continue;
+                    }
+                    let mut bias = family(name);
+                    if let BiasConfig::At5 { dropout, .. } | BiasConfig::At5NoB { dropout, .. } =
+                        &mut bias
+                    {
+                        *dropout = 0.3;
+                    }
+                    let mut cfg = tiny(bias, OutputKind::Classes(3), pooling);
+                    cfg.layers = layers;
+                    cfg.bias_scope = scope;
+                    cfg.dropout = Dropouts {
+                        input: 0.2,
+                        hidden: 0.3,
+                        attention: 0.4,
+                    };
+                    let (model, mut store) = model_f64(cfg, 11);
+                    for v in store.values_mut() {
+                        for x in &mut v.data {
+                            *x *= 8.0;
+                        }
+                    }
+                    let what = format!("{name} layers {layers} {pooling:?} {scope:?}");
+                    let (out_p, g_p) = output_and_grads(&model, &store, &batch, &y, false);
+                    let (out_w, g_w) = output_and_grads(&model, &store, &batch, &y, true);
+                    assert_close(&format!("{what}: output"), &out_p, &out_w);
+                    for (k, (a, b)) in g_p.iter().zip(&g_w).enumerate() {
+                        assert!(
+                            !b.is_empty(),
+                            "{what}: {} got no gradient",
+                            store.names()[k]
+                        );
+                        assert_close(&format!("{what}: {}", store.names()[k]), a, b);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pruned_path_gradchecks_with_two_layers_and_first_pooling() {
+    let batch = batch();
+    let y = Targets::Classes(vec![1, 2]);
+    for name in ["t5", "at5", "fire", "alibi"] {
+        let mut cfg = tiny(family(name), OutputKind::Classes(3), Pooling::First);
+        cfg.layers = 2;
+        let (model, mut store) = model_f64(cfg, 5);
+        for v in store.values_mut() {
+            for x in &mut v.data {
+                *x *= 8.0;
+            }
+        }
+        // The pruned path is what runs: the last block's attention has one query row.
+        let mut t = Tape::new();
+        let p = store.bind(&mut t);
+        let fwd = model.forward(&mut t, &p, &batch, &ForwardOpts::default());
+        assert_eq!(t.shape(fwd.traces[1].probs), &[2, 2, 1, 6]);
+        assert_eq!(t.shape(fwd.traces[0].probs), &[2, 2, 6, 6]);
+        let inputs: Vec<Tensor> = store.values().to_vec();
+        let rep = gradcheck(|t, vars| loss_of(&model, t, vars, &batch, &y), &inputs);
+        assert!(
+            rep.passed && rep.max_rel_err <= 1e-5,
+            "{name}: {rep:?} at parameter {}",
+            store.names()[rep.worst.0]
+        );
+    }
+}
+
+#[test]
+fn mean_pooling_and_whole_graph_keep_every_row() {
+    let batch = batch();
+    for (pooling, whole) in [(Pooling::Mean, false), (Pooling::Last, true)] {
+        let (model, store) = model_f64(tiny(family("t5"), OutputKind::Classes(3), pooling), 2);
+        let mut t = Tape::new();
+        let p = store.bind(&mut t);
+        let opts = ForwardOpts {
+            whole_graph: whole,
+            ..ForwardOpts::default()
+        };
+        let fwd = model.forward(&mut t, &p, &batch, &opts);
+        assert_eq!(t.shape(fwd.traces[0].probs), &[2, 2, 6, 6], "{pooling:?}");
+        assert_eq!(t.shape(fwd.biases[0].unwrap()), &[2, 6, 6], "{pooling:?}");
+    }
+}

@@ -48,6 +48,7 @@ fn train_tiny_for(bias: &str, dir: &Path, epochs: usize, snapshots: &[usize]) {
         epochs,
         seed: 5,
         patience: None,
+        whole_graph: false,
     };
     train::run_with_snapshots(Trainer::new(cfg).unwrap(), dir, snapshots, |_| {}).unwrap();
 }

@@ -46,6 +46,7 @@ fn lagk(lag: usize, bias: &str, epochs: usize, d_model: usize) -> TrainConfig {
         epochs,
         seed: 9,
         patience: None,
+        whole_graph: false,
     }
 }
 

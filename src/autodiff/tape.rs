@@ -74,6 +74,7 @@ pub(crate) enum Op<F> {
         x: Var,
         p: f64,
         seed: u64,
+        rows: Option<nn::MaskRows>,
     },
     Where {
         cond: Vec<bool>,
@@ -102,6 +103,8 @@ pub(crate) enum Op<F> {
         bias: Option<Var>,
         probs: Var,
         heads: usize,
+        /// Position of the first query among the keys (the dropout mask's first row).
+        q0: usize,
         p: f64,
         seed: u64,
     },
@@ -385,7 +388,9 @@ impl<F: Float> Tape<F> {
                 rstd,
             } => nn::layer_norm_backward(self, (*x, *gain, *bias), mean, rstd, gi, g),
             Op::Embedding { table, ids } => nn::embedding_backward(self, *table, ids, gi, g),
-            &Op::Dropout { x, p, seed } => nn::dropout_backward(self, x, p, seed, gi, g),
+            &Op::Dropout { x, p, seed, rows } => {
+                nn::dropout_backward(self, (x, p, seed, rows), gi, g)
+            }
             Op::Where { cond, a, b } => nn::where_backward(self, cond, *a, *b, gi, g),
             Op::CrossEntropy {
                 logits,
@@ -401,9 +406,20 @@ impl<F: Float> Tape<F> {
                 bias,
                 probs,
                 heads,
+                q0,
                 p,
                 seed,
-            } => attention::attention_backward(self, (q, k, v), bias, probs, heads, p, seed, gi, g),
+            } => attention::attention_backward(
+                self,
+                (q, k, v),
+                bias,
+                probs,
+                (heads, q0),
+                p,
+                seed,
+                gi,
+                g,
+            ),
         }
     }
 }

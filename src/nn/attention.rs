@@ -50,7 +50,9 @@ impl Attention {
         }
     }
 
-    /// x `[B, L, D]` → `[B, L, D]`. `bias` is `[H, L, L]` (shared by the batch); `key_mask` is
+    /// Self-attention of the rows `q0..q0 + Lq` of `x [B, L, D]`, whose inputs are `xq
+    /// [B, Lq, D]` (`xq = x`, `q0 = 0` for every row), → `[B, Lq, D]`. Keys and values are
+    /// every row of `x`. `bias` is `[H, Lq, L]` (shared by the batch); `key_mask` is
     /// `[B, 1, 1, L]` holding 0 for real keys and -inf for padding, so padding gets exactly zero
     /// weight whatever the bias (a finite -1e4 adder can be overpowered by a learned bias).
     #[allow(clippy::too_many_arguments)]
@@ -58,7 +60,7 @@ impl Attention {
         &self,
         tape: &mut Tape<F>,
         p: &Bound,
-        x: Var,
+        (x, xq, q0): (Var, Var, usize),
         bias: Option<Var>,
         key_mask: &Tensor<F>,
         dropout: f64,
@@ -66,16 +68,17 @@ impl Attention {
     ) -> (Var, AttentionTrace) {
         let shape = tape.shape(x).to_vec();
         let (b, l, d) = (shape[0], shape[1], shape[2]);
+        let lq = tape.shape(xq)[1];
         let (h, dh) = (self.heads, d / self.heads);
         let fused =
-            bias.is_none_or(|v| tape.shape(v) == [h, l, l]) && key_mask.shape == [b, 1, 1, l];
+            bias.is_none_or(|v| tape.shape(v) == [h, lq, l]) && key_mask.shape == [b, 1, 1, l];
         if fused {
             let (q, k, v) = (
-                self.q.forward(tape, p, x),
+                self.q.forward(tape, p, xq),
                 self.k.forward(tape, p, x),
                 self.v.forward(tape, p, x),
             );
-            let a = tape.attention(q, k, v, h, bias, key_mask, dropout, seed);
+            let a = tape.attention(q, k, v, h, q0, bias, key_mask, dropout, seed);
             let out = self.o.forward(tape, p, a.out);
             let trace = AttentionTrace {
                 context: a.context,
@@ -83,6 +86,10 @@ impl Attention {
             };
             return (out, trace);
         }
+        assert!(
+            lq == l && q0 == 0,
+            "attention: a subset of query rows needs a bias [{h}, {lq}, {l}] and a key mask [{b}, 1, 1, {l}]"
+        );
         // The composed form, for bias or mask shapes the fused op does not take.
         let split = |tape: &mut Tape<F>, lin: &Linear| {
             let y = lin.forward(tape, p, x);

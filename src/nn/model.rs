@@ -172,6 +172,11 @@ pub struct ForwardOpts {
     pub seed: u64,
     /// `Some(keep)`: heads with `keep[h] == false` get no position bias (the head-prior ablation).
     pub bias_heads: Option<Vec<bool>>,
+    /// Compute every row of every block. By default, with last or first pooling, the last block
+    /// computes only the pooled row (the only one that reaches the output; same values and
+    /// gradients up to summation order); this flag turns that off, for comparison and for
+    /// views that read every row's attention.
+    pub whole_graph: bool,
 }
 
 /// The model's output vars and the per-layer attention traces.
@@ -356,13 +361,37 @@ impl<F: Float> Model<F> {
         Ok(())
     }
 
-    /// The position-bias grids for a length-`l` forward, one per family instance.
-    fn bias_grids(
+    /// The row of the last block that the pooled head reads, when it is the only one that
+    /// reaches the output: `L - 1` for last pooling, 0 for first; `None` for mean pooling or
+    /// with [`ForwardOpts::whole_graph`].
+    pub fn pooled_row(&self, l: usize, opts: &ForwardOpts) -> Option<usize> {
+        match self.config.pooling {
+            _ if opts.whole_graph => None,
+            Pooling::Last => Some(l - 1),
+            Pooling::First => Some(0),
+            Pooling::Mean => None,
+        }
+    }
+
+    /// Which family instance block `i` reads its bias from, if any.
+    fn bias_of_block(&self, i: usize) -> Option<usize> {
+        match self.config.bias_scope {
+            BiasScope::Shared => Some(0),
+            BiasScope::FirstLayer => (i == 0).then_some(0),
+            BiasScope::PerLayer => Some(i),
+        }
+    }
+
+    /// The bias each block receives for a length-`l` forward: `[H, L, L]`, or `[H, 1, L]` for
+    /// the last block when it computes only `row`. An instance read by no whole block
+    /// evaluates that one row, never the whole grid.
+    fn block_biases(
         &self,
         tape: &mut Tape<F>,
         p: &Bound,
         l: usize,
         opts: &ForwardOpts,
+        row: Option<usize>,
     ) -> Vec<Option<Var>> {
         let h = self.config.heads;
         let keep = opts.bias_heads.as_ref().map(|keep| {
@@ -378,17 +407,39 @@ impl<F: Float> Model<F> {
                 .collect();
             Tensor::from_vec(&[h, 1, 1], data)
         });
-        self.biases
+        let last = self.blocks.len() - 1;
+        let pruned = |i: usize| row.is_some() && i == last;
+        let grids: Vec<Option<Var>> = self
+            .biases
             .iter()
             .enumerate()
-            .map(|(i, fam)| {
-                let grid = fam.grid(tape, p, l, l, mix_seed(opts.seed, 1000 + i as u64))?;
+            .map(|(fi, fam)| {
+                let readers: Vec<usize> = (0..self.blocks.len())
+                    .filter(|&i| self.bias_of_block(i) == Some(fi))
+                    .collect();
+                let rows = match row {
+                    Some(at) if readers.iter().all(|&i| pruned(i)) => at..at + 1,
+                    _ => 0..l,
+                };
+                let seed = mix_seed(opts.seed, 1000 + fi as u64);
+                let grid = fam.grid_rows(tape, p, l, l, rows, seed)?;
                 Some(match &keep {
                     Some(k) => {
                         let k = tape.constant(k.clone());
                         tape.mul(grid, k)
                     }
                     None => grid,
+                })
+            })
+            .collect();
+        (0..self.blocks.len())
+            .map(|i| {
+                let grid = grids[self.bias_of_block(i)?]?;
+                Some(match row {
+                    Some(at) if pruned(i) && tape.shape(grid)[1] == l => {
+                        tape.slice(grid, 1, at, at + 1)
+                    }
+                    _ => grid,
                 })
             })
             .collect()
@@ -423,21 +474,19 @@ impl<F: Float> Model<F> {
             x = norm.forward(tape, p, x);
         }
         let mask = key_mask::<F>(&batch.pad, b, l);
-        let grids = self.bias_grids(tape, p, l, opts);
+        let row = self.pooled_row(l, opts);
+        let block_biases = self.block_biases(tape, p, l, opts, row);
+        let last = self.blocks.len() - 1;
         let mut biases = Vec::with_capacity(self.blocks.len());
         let mut traces = Vec::with_capacity(self.blocks.len());
-        for (i, block) in self.blocks.iter().enumerate() {
-            let bias = match self.config.bias_scope {
-                BiasScope::Shared => grids[0],
-                BiasScope::FirstLayer => grids[0].filter(|_| i == 0),
-                BiasScope::PerLayer => grids[i],
-            };
+        for (i, (block, bias)) in self.blocks.iter().zip(block_biases).enumerate() {
             let bd = BlockDropout {
                 hidden: drop.hidden,
                 attention: drop.attention,
                 seed: mix_seed(opts.seed, 10 + i as u64),
             };
-            let (y, trace) = block.forward(tape, p, x, bias, &mask, bd);
+            let block_row = row.filter(|_| i == last);
+            let (y, trace) = block.forward(tape, p, x, block_row, bias, &mask, bd);
             x = y;
             biases.push(bias);
             traces.push(trace);
@@ -456,9 +505,12 @@ impl<F: Float> Model<F> {
         }
     }
 
-    /// x `[B, L, D]` → `[B, D]`.
+    /// x `[B, L, D]` (or `[B, 1, D]`, the pooled row alone) → `[B, D]`.
     fn pool(&self, tape: &mut Tape<F>, x: Var, batch: &Batch) -> Var {
         let (b, l, d) = (batch.b, batch.l, self.config.d_model);
+        if tape.shape(x)[1] == 1 {
+            return tape.reshape(x, &[b, d]);
+        }
         match self.config.pooling {
             Pooling::Last | Pooling::First => {
                 let at = if self.config.pooling == Pooling::Last {

@@ -5,6 +5,7 @@ use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
+use std::ops::Range;
 
 /// AT5's soft bucket: `1 - exp(-alpha n)` for `n > 0`, `1 - exp(beta n)` for `n <= 0`.
 ///
@@ -158,16 +159,16 @@ impl BucketMlp {
         self.neg.ids.iter().chain(&self.pos.ids).copied().collect()
     }
 
-    /// `input [lq + lk - 1, H]`, one row per offset of [`super::offsets`], to the grid
-    /// `[H, lq, lk]`. The first `lq` rows are the offsets `n <= 0`, the rest `n > 0`. The MLP
-    /// runs once per offset, so a dropout mask is shared by all cells of one offset.
+    /// `input [lq + lk - 1, H]`, one row per offset of [`super::offsets`], to the query rows
+    /// `rows` of the grid `[H, lq, lk]`. The first `lq` rows of `input` are the offsets
+    /// `n <= 0`, the rest `n > 0`. The MLP runs once per offset, so a dropout mask is shared by
+    /// all cells of one offset, whichever rows are gathered.
     pub(super) fn grid<F: Float>(
         &self,
         tape: &mut Tape<F>,
         params: &Bound,
         input: Var,
-        lq: usize,
-        lk: usize,
+        (lq, lk, rows): (usize, usize, Range<usize>),
         seed: u64,
     ) -> Var {
         let heads = tape.shape(input)[1];
@@ -184,7 +185,7 @@ impl BucketMlp {
         }
         let by_head = tape.concat(&parts, 1);
         let per_offset = tape.permute(by_head, &[1, 0]);
-        gather_offsets(tape, per_offset, lq, lk)
+        gather_offsets(tape, per_offset, lq, lk, rows)
     }
 }
 
@@ -270,16 +271,17 @@ impl<F: Float> PositionBias<F> for At5 {
     fn family(&self) -> &'static str {
         "at5"
     }
-    fn grid(
+    fn grid_rows(
         &self,
         tape: &mut Tape<F>,
         params: &Bound,
         lq: usize,
         lk: usize,
+        rows: Range<usize>,
         seed: u64,
     ) -> Option<Var> {
         let f = self.soft_buckets(tape, params, lq, lk);
-        Some(self.mlp.grid(tape, params, f, lq, lk, seed))
+        Some(self.mlp.grid(tape, params, f, (lq, lk, rows), seed))
     }
     fn slopes(&self, params: &ParamStore<F>) -> Option<(Vec<f64>, Vec<f64>)> {
         let rate = |id| {

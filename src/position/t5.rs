@@ -5,6 +5,7 @@ use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
+use std::ops::Range;
 
 /// Checks that a T5 bucket configuration gives in-range, monotone buckets.
 ///
@@ -133,16 +134,17 @@ impl<F: Float> PositionBias<F> for T5 {
     fn family(&self) -> &'static str {
         "t5"
     }
-    fn grid(
+    fn grid_rows(
         &self,
         tape: &mut Tape<F>,
         params: &Bound,
         lq: usize,
         lk: usize,
+        rows: Range<usize>,
         _: u64,
     ) -> Option<Var> {
         let per_offset = tape.embedding(params.var(self.table), &self.buckets(lq, lk));
-        Some(super::gather_offsets(tape, per_offset, lq, lk))
+        Some(super::gather_offsets(tape, per_offset, lq, lk, rows))
     }
     fn param_ids(&self) -> Vec<ParamId> {
         vec![self.table]

@@ -133,6 +133,11 @@ pub struct TrainConfig {
     pub seed: u64,
     /// Stop after this many epochs without a strict dev improvement.
     pub patience: Option<usize>,
+    /// Compute every row of every block (`--no-prune`), for comparison. By default the last
+    /// block computes only the pooled row where that is exact (last or first pooling). Records
+    /// written before this option existed lack it and read as `false`.
+    #[serde(default)]
+    pub whole_graph: bool,
 }
 
 impl TrainConfig {
@@ -357,5 +362,6 @@ pub fn preset_config(
         epochs,
         seed,
         patience: None,
+        whole_graph: false,
     })
 }

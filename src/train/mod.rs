@@ -119,6 +119,7 @@ pub enum Event<'a> {
 ///     epochs: 3,
 ///     seed: 5,
 ///     patience: None,
+///     whole_graph: false,
 /// };
 /// let out = std::env::temp_dir().join(format!("at5-doc-run-{}", std::process::id()));
 /// let record = train::run(Trainer::new(config).unwrap(), &out, |_| {}).unwrap();
