@@ -525,3 +525,68 @@ fn mean_pooling_and_whole_graph_keep_every_row() {
         assert_eq!(t.shape(fwd.biases[0].unwrap()), &[2, 6, 6], "{pooling:?}");
     }
 }
+
+/// One f32 training forward/backward of the pruned path, large enough for the parallel ops,
+/// with every dropout on: the output and every gradient as bits.
+fn pruned_step_bits() -> Vec<u32> {
+    let (b, l) = (32, 64);
+    let mut cfg = tiny(
+        BiasConfig::from_name("at5").unwrap(),
+        OutputKind::Classes(3),
+        Pooling::Last,
+    );
+    cfg.d_model = 64;
+    cfg.heads = 4;
+    cfg.ffn = 128;
+    cfg.max_len = l;
+    cfg.dropout = Dropouts {
+        input: 0.1,
+        hidden: 0.2,
+        attention: 0.3,
+    };
+    let mut store = ParamStore::<f32>::new();
+    let model = Model::new(cfg, &mut store, 4).unwrap();
+    let ids: Vec<usize> = (0..b * l).map(|i| 1 + (i * 7 + i / 5) % 4).collect();
+    let batch = Batch {
+        b,
+        l,
+        pad: vec![false; b * l],
+        input: BatchInput::Tokens(ids),
+    };
+    let y = Targets::Classes((0..b).map(|i| i % 3).collect());
+    let mut t = Tape::<f32>::new();
+    let p = store.bind(&mut t);
+    let opts = ForwardOpts {
+        seed: 3,
+        ..ForwardOpts::default()
+    };
+    let fwd = model.forward(&mut t, &p, &batch, &opts);
+    let loss = model.loss(&mut t, fwd.output, &y);
+    let g = t.backward(loss);
+    let mut bits: Vec<u32> = t
+        .value(fwd.output)
+        .data
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    for grad in store.grads(&p, &g).into_iter().flatten() {
+        bits.extend(grad.data.iter().map(|v| v.to_bits()));
+    }
+    bits
+}
+
+#[test]
+fn pruned_training_step_is_bit_identical_at_one_and_two_threads() {
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let one = pool(1).install(pruned_step_bits);
+    assert!(one.len() > 1000);
+    assert!(
+        one == pool(2).install(pruned_step_bits),
+        "thread count changed the bits"
+    );
+}

@@ -786,64 +786,16 @@ fn gradcheck_attention() {
         check(
             &format!("attention with bias, dropout {p}"),
             |t, v| {
-                t.attention(v[0], v[1], v[2], h, 0, Some(v[3]), &mask, p, 9)
+                t.attention(v[0], v[1], v[2], h, Some(v[3]), &mask, p, 9)
                     .out
             },
             &with_bias,
         );
         check(
             &format!("attention without bias, dropout {p}"),
-            |t, v| t.attention(v[0], v[1], v[2], h, 0, None, &mask, p, 9).out,
+            |t, v| t.attention(v[0], v[1], v[2], h, None, &mask, p, 9).out,
             &with_bias[..3],
         );
-    }
-}
-
-#[test]
-fn gradcheck_attention_of_some_query_rows() {
-    let (b, l, d, h) = (2, 5, 6, 2);
-    let mask = attention_mask(b, l);
-    for (q0, lq) in [(4, 1), (0, 1), (1, 3)] {
-        for p in [0.0, 0.3] {
-            let ins = [
-                signed(&[b, lq, d], 0.1, 1.0, 1),
-                signed(&[b, l, d], 0.1, 1.0, 2),
-                signed(&[b, l, d], 0.1, 1.0, 3),
-                signed(&[h, lq, l], 0.1, 1.0, 4),
-            ];
-            check(
-                &format!("attention rows {q0}..{}, dropout {p}", q0 + lq),
-                |t, v| {
-                    t.attention(v[0], v[1], v[2], h, q0, Some(v[3]), &mask, p, 9)
-                        .out
-                },
-                &ins,
-            );
-        }
-    }
-}
-
-#[test]
-fn attention_of_some_query_rows_equals_those_rows_of_the_whole() {
-    let (b, l, d, h) = (3, 7, 8, 2);
-    let mask = attention_mask(b, l);
-    for (q0, lq) in [(6, 1), (0, 1), (2, 3)] {
-        let mut t: Tape = Tape::new();
-        let x = t.leaf(signed(&[b, l, d], 0.1, 1.0, 30));
-        let k = t.leaf(signed(&[b, l, d], 0.1, 1.0, 31));
-        let v = t.leaf(signed(&[b, l, d], 0.1, 1.0, 32));
-        let bias = t.leaf(signed(&[h, l, l], 0.1, 1.0, 33));
-        let whole = t.attention(x, k, v, h, 0, Some(bias), &mask, 0.35, 4);
-        let xq = t.slice(x, 1, q0, q0 + lq);
-        let bq = t.slice(bias, 1, q0, q0 + lq);
-        let part = t.attention(xq, k, v, h, q0, Some(bq), &mask, 0.35, 4);
-        let want = t.slice(whole.out, 1, q0, q0 + lq);
-        let (a, w) = (t.value(part.out), t.value(want));
-        for (x, y) in a.data.iter().zip(&w.data) {
-            assert!((x - y).abs() < 1e-13, "rows {q0}+{lq}: {x} vs {y}");
-        }
-        let wp = t.slice(whole.probs, 2, q0, q0 + lq);
-        assert_eq!(t.value(part.probs).data, t.value(wp).data);
     }
 }
 
@@ -859,7 +811,7 @@ fn fused_attention_equals_composed() {
                 t.leaf(signed(s, 0.1, 1.0, 20 + i as u64))
             })
             .collect();
-        let fused = t.attention(v[0], v[1], v[2], h, 0, Some(v[3]), &mask, p, 9);
+        let fused = t.attention(v[0], v[1], v[2], h, Some(v[3]), &mask, p, 9);
         let composed = composed_attention(&mut t, &v, h, &mask, p);
         let (a, c) = (t.value(fused.out).clone(), t.value(composed).clone());
         assert!(a.shape == c.shape);
@@ -933,17 +885,7 @@ fn fused_graph() -> Vec<u64> {
     let y = t.linear(x, w, c);
     let parts: Vec<Var> = (0..3).map(|i| t.slice(y, 2, i * d, (i + 1) * d)).collect();
     let mask = Tensor::zeros(&[b, 1, 1, l]);
-    let a = t.attention(
-        parts[0],
-        parts[1],
-        parts[2],
-        h,
-        0,
-        Some(bias),
-        &mask,
-        0.1,
-        3,
-    );
+    let a = t.attention(parts[0], parts[1], parts[2], h, Some(bias), &mask, 0.1, 3);
     let g = t.gelu(a.out);
     let s = t.sum(g);
     let grads = t.backward(s);

@@ -103,8 +103,6 @@ pub(crate) enum Op<F> {
         bias: Option<Var>,
         probs: Var,
         heads: usize,
-        /// Position of the first query among the keys (the dropout mask's first row).
-        q0: usize,
         p: f64,
         seed: u64,
     },
@@ -406,20 +404,9 @@ impl<F: Float> Tape<F> {
                 bias,
                 probs,
                 heads,
-                q0,
                 p,
                 seed,
-            } => attention::attention_backward(
-                self,
-                (q, k, v),
-                bias,
-                probs,
-                (heads, q0),
-                p,
-                seed,
-                gi,
-                g,
-            ),
+            } => attention::attention_backward(self, (q, k, v), bias, probs, heads, p, seed, gi, g),
         }
     }
 }

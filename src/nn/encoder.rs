@@ -52,11 +52,12 @@ impl Block {
         }
     }
 
-    /// x `[B, L, D]` → `[B, L, D]`, or with `Some(at)` the row `at` alone → `[B, 1, D]`: keys
-    /// and values still come from every row, but queries, the output projection, both
-    /// LayerNorms and the FFN run on that row only (exact when nothing else reads the block's
-    /// other rows, as with last or first pooling in the last block); its dropout masks are the
-    /// ones the whole block draws for that row. `bias` is `[H, L, L]`, or `[H, 1, L]` for a row.
+    /// x `[B, L, D]` → `[B, L, D]`, or with `Some(at)` the row `at` alone → `[B, 1, D]`: that
+    /// row's query still attends over every row (see [`Attention::forward_row`]), but the output
+    /// projection, both LayerNorms and the FFN run on that row only — exact when nothing else
+    /// reads the block's other rows, as with last or first pooling in the last block. Its
+    /// dropout masks are the ones the whole block draws for that row. `bias` is `[H, L, L]`, or
+    /// `[H, 1, L]` for a row.
     #[allow(clippy::too_many_arguments)]
     pub fn forward<F: Float>(
         &self,
@@ -70,17 +71,22 @@ impl Block {
     ) -> (Var, AttentionTrace) {
         let s = |k: u64| super::mix_seed(drop.seed, k);
         let l = tape.shape(x)[1];
-        let (xq, q0, window) = match row {
-            None => (x, 0, None),
+        let (xq, window) = match row {
+            None => (x, None),
             Some(at) => (
                 tape.slice(x, 1, at, at + 1),
-                at,
                 Some(MaskRows { full: l, first: at }),
             ),
         };
-        let (a, trace) =
-            self.attn
-                .forward(tape, p, (x, xq, q0), bias, key_mask, drop.attention, s(0));
+        let (a, trace) = match row {
+            None => self
+                .attn
+                .forward(tape, p, x, bias, key_mask, drop.attention, s(0)),
+            Some(at) => {
+                self.attn
+                    .forward_row(tape, p, (x, xq, at), bias, key_mask, drop.attention, s(0))
+            }
+        };
         let a = tape.dropout_window(a, drop.hidden, s(1), window);
         let x = tape.add(xq, a);
         let x = self.ln1.forward(tape, p, x);

@@ -1,16 +1,12 @@
 //! Fused multi-head attention: scores → scale → +bias → mask → softmax → dropout → ·V in one op.
 //!
-//! Queries may be fewer than keys: `Lq` query rows that stand at positions `q0..q0 + Lq` of the
-//! `Lk` keys (a pruned last block computes only the pooled row). The attention-dropout mask of
-//! those rows is the one the whole `[B, H, Lk, Lk]` grid would draw there.
-//!
 //! Heads are read from `[B, L, D]` projections with strides (head h owns columns
 //! `h·dh..(h+1)·dh`), so no permute or reshape copies are made, and the output is written in the
 //! same layout. Work is split per batch element, each a fixed task, so the result is the same
 //! bit for bit at any thread count. The arithmetic follows the composed ops in the same order
 //! (`matmul_t`, `scale`, `add`, `add_mask`, `softmax`, `dropout`, `matmul`).
 use super::dot_lanes;
-use super::nn::{MaskRows, dropout_keep_window};
+use super::nn::dropout_keep;
 use super::softmax::log_softmax_row;
 use super::zeros;
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
@@ -89,47 +85,28 @@ fn add_transposed<F: Float>(src: &[F], cols: usize, rows: usize, dst: &mut [F], 
 /// of the bias gradient (fixed, so the sum is the same at any thread count).
 const GROUPS: usize = 8;
 
-/// Checks shapes and returns (B, Lq, Lk, D).
-fn dims<F: Float>(
-    tape: &Tape<F>,
-    q: Var,
-    k: Var,
-    v: Var,
-    heads: usize,
-) -> (usize, usize, usize, usize) {
-    let (sq, sk) = (tape.shape(q), tape.shape(k));
+/// Checks shapes and returns (B, L, D).
+fn dims<F: Float>(tape: &Tape<F>, q: Var, k: Var, v: Var, heads: usize) -> (usize, usize, usize) {
+    let s = tape.shape(q);
     assert!(
-        sq.len() == 3 && sk.len() == 3 && tape.shape(v) == sk && sq[0] == sk[0] && sq[2] == sk[2],
-        "attention: q {:?}, k {:?}, v {:?} must be [B, Lq, D], [B, Lk, D], [B, Lk, D]",
-        sq,
-        sk,
+        s.len() == 3 && tape.shape(k) == s && tape.shape(v) == s,
+        "attention: q {:?}, k {:?}, v {:?} must be one [B, L, D] shape",
+        s,
+        tape.shape(k),
         tape.shape(v)
     );
     assert!(
-        heads > 0 && sq[2].is_multiple_of(heads),
+        heads > 0 && s[2].is_multiple_of(heads),
         "attention: D = {} is not a multiple of {heads} heads",
-        sq[2]
+        s[2]
     );
-    (sq[0], sq[1], sk[1], sq[2])
-}
-
-/// The attention-dropout keep flags `[B, H, Lq, Lk]` of query rows `q0..q0 + Lq`: the rows of
-/// the whole `[B, H, Lk, Lk]` grid's mask.
-fn keep_flags(b: usize, h: usize, lq: usize, lk: usize, q0: usize, p: f64, seed: u64) -> Vec<bool> {
-    let rows = MaskRows {
-        full: lk,
-        first: q0,
-    };
-    dropout_keep_window((b * h, lq, lk), Some(rows), p, seed)
+    (s[0], s[1], s[2])
 }
 
 impl<F: Float> Tape<F> {
-    /// Multi-head attention of queries `q [B, Lq, D]` over keys and values `k`, `v` `[B, Lk, D]`
-    /// with `heads` heads: an optional bias `[H, Lq, Lk]`, a constant key mask `[B, 1, 1, Lk]`
-    /// (0 or -inf) and dropout `p` on the attention weights. The queries are positions
-    /// `q0..q0 + Lq` of the keys (`q0 = 0`, `Lq = Lk` for self-attention over the whole
-    /// sequence); the dropout mask comes from `seed` exactly as [`Tape::dropout`] draws it over
-    /// the whole `[B, H, Lk, Lk]` grid, restricted to those rows.
+    /// Multi-head attention over `[B, L, D]` projections with `heads` heads: an optional bias
+    /// `[H, L, L]`, a constant key mask `[B, 1, 1, L]` (0 or -inf) and dropout `p` on the
+    /// attention weights, whose mask comes from `seed` exactly as [`Tape::dropout`] draws it.
     #[allow(clippy::too_many_arguments)]
     pub fn attention(
         &mut self,
@@ -137,37 +114,32 @@ impl<F: Float> Tape<F> {
         k: Var,
         v: Var,
         heads: usize,
-        q0: usize,
         bias: Option<Var>,
         key_mask: &Tensor<F>,
         p: f64,
         seed: u64,
     ) -> AttentionVars {
-        let (b, lq, lk, d) = dims(self, q, k, v, heads);
+        let (b, l, d) = dims(self, q, k, v, heads);
         let (h, dh) = (heads, d / heads);
         assert!(
             (0.0..1.0).contains(&p),
             "attention: dropout {p} not in [0, 1)"
         );
-        assert!(
-            q0 + lq <= lk,
-            "attention: query rows {q0}..{} outside {lk} keys",
-            q0 + lq
-        );
         if let Some(bias) = bias {
             assert!(
-                self.shape(bias) == [h, lq, lk],
-                "attention: bias {:?}, expected [{h}, {lq}, {lk}]",
+                self.shape(bias) == [h, l, l],
+                "attention: bias {:?}, expected [{h}, {l}, {l}]",
                 self.shape(bias)
             );
         }
         assert!(
-            key_mask.shape == [b, 1, 1, lk],
-            "attention: key mask {:?}, expected [{b}, 1, 1, {lk}]",
+            key_mask.shape == [b, 1, 1, l],
+            "attention: key mask {:?}, expected [{b}, 1, 1, {l}]",
             key_mask.shape
         );
         let p = if self.is_training() { p } else { 0.0 };
-        let keep = (p > 0.0).then(|| keep_flags(b, h, lq, lk, q0, p, seed));
+        let keep: Option<Vec<bool>> =
+            (p > 0.0).then(|| dropout_keep(b * h * l * l, p, seed).collect());
         let kd = F::from_f64(1.0 / (1.0 - p));
         let scale = F::from_f64(1.0 / (dh as f64).sqrt());
         let (qv, kv, vv) = (
@@ -176,8 +148,8 @@ impl<F: Float> Tape<F> {
             &self.value(v).data,
         );
         let bv = bias.map(|x| &self.value(x).data[..]);
-        let (hll, ll) = (h * lq * lk, lq * lk);
-        let mut out = zeros(b * lq * d);
+        let (hll, ll) = (h * l * l, l * l);
+        let mut out = zeros(b * l * d);
         // The scores of a batch element live in its chunk of `context` when they are kept, else
         // in a per-task scratch grid (one unused slot per batch element).
         let keep_context = !self.is_training();
@@ -188,35 +160,34 @@ impl<F: Float> Tape<F> {
         let body = |(bi, ((o, c), pr)): (usize, ((&mut [F], &mut [F]), &mut [F]))| {
             let mut scratch = vec![F::ZERO; if keep_context { 0 } else { ll }];
             let c: &mut [F] = if keep_context { c } else { &mut scratch };
-            let mut row = vec![F::ZERO; lk];
-            let mut kt = vec![F::ZERO; dh * lk];
+            let mut row = vec![F::ZERO; l];
+            let mut kt = vec![F::ZERO; dh * l];
             let mut dropped = vec![F::ZERO; if keep.is_some() { ll } else { 0 }];
-            let mask = &key_mask.data[bi * lk..(bi + 1) * lk];
+            let mask = &key_mask.data[bi * l..(bi + 1) * l];
             for hi in 0..h {
-                let (qoff, koff) = (bi * lq * d + hi * dh, bi * lk * d + hi * dh);
+                let off = bi * l * d + hi * dh;
                 let c = if keep_context {
                     &mut c[hi * ll..][..ll]
                 } else {
                     &mut c[..]
                 };
                 let pr = &mut pr[hi * ll..][..ll];
-                transpose(&kv[koff..], lk, dh, d, &mut kt);
-                // SAFETY: head hi of batch bi spans rows qoff + i·d of q and koff + j·d of k and
-                // v, columns < dh.
+                transpose(&kv[off..], l, dh, d, &mut kt);
+                // SAFETY: head hi of batch bi spans rows off + i·d, columns < dh, in q, k, v.
                 unsafe {
                     gemm_rows(
-                        (lq, dh, lk),
-                        (qv[qoff..].as_ptr(), d, 1),
-                        (kt.as_ptr(), lk),
+                        (l, dh, l),
+                        (qv[off..].as_ptr(), d, 1),
+                        (kt.as_ptr(), l),
                         F::ZERO,
-                        (c.as_mut_ptr(), lk),
+                        (c.as_mut_ptr(), l),
                     );
                 }
-                for (i, (ci, pi)) in c.chunks_mut(lk).zip(pr.chunks_mut(lk)).enumerate() {
+                for (i, (ci, pi)) in c.chunks_mut(l).zip(pr.chunks_mut(l)).enumerate() {
                     ci.iter_mut().for_each(|cv| *cv *= scale);
                     match bv {
                         Some(bv) => {
-                            let brow = &bv[hi * ll + i * lk..][..lk];
+                            let brow = &bv[hi * ll + i * l..][..l];
                             for (((r, &cv), &bj), &mj) in
                                 row.iter_mut().zip(&*ci).zip(brow).zip(mask)
                             {
@@ -241,12 +212,12 @@ impl<F: Float> Tape<F> {
                     }
                     None => pr,
                 };
-                // SAFETY: out rows bi·lq.. of this chunk, columns hi·dh..(hi+1)·dh.
+                // SAFETY: out rows bi·l.. of this chunk, columns hi·dh..(hi+1)·dh.
                 unsafe {
                     gemm_rows(
-                        (lq, lk, dh),
-                        (pd.as_ptr(), lk, 1),
-                        (vv[koff..].as_ptr(), d),
+                        (l, l, dh),
+                        (pd.as_ptr(), l, 1),
+                        (vv[off..].as_ptr(), d),
                         F::ZERO,
                         (o[hi * dh..].as_mut_ptr(), d),
                     );
@@ -254,25 +225,25 @@ impl<F: Float> Tape<F> {
             }
         };
         if b * hll * dh < 1 << 16 {
-            out.chunks_mut(lq * d)
+            out.chunks_mut(l * d)
                 .zip(context.chunks_mut(c_chunk))
                 .zip(probs.chunks_mut(hll))
                 .enumerate()
                 .for_each(body);
         } else {
-            out.par_chunks_mut(lq * d)
+            out.par_chunks_mut(l * d)
                 .zip(context.par_chunks_mut(c_chunk))
                 .zip(probs.par_chunks_mut(hll))
                 .enumerate()
                 .for_each(body);
         }
         let context = if keep_context {
-            Tensor::from_vec(&[b, h, lq, lk], context)
+            Tensor::from_vec(&[b, h, l, l], context)
         } else {
             Tensor::from_vec(&[0], Vec::new())
         };
         let context = self.constant(context);
-        let probs = self.constant(Tensor::from_vec(&[b, h, lq, lk], probs));
+        let probs = self.constant(Tensor::from_vec(&[b, h, l, l], probs));
         let op = Op::Attention {
             q,
             k,
@@ -280,11 +251,10 @@ impl<F: Float> Tape<F> {
             bias,
             probs,
             heads,
-            q0,
             p,
             seed,
         };
-        let out = self.push(op, Tensor::from_vec(&[b, lq, d], out));
+        let out = self.push(op, Tensor::from_vec(&[b, l, d], out));
         AttentionVars {
             out,
             context,
@@ -302,16 +272,16 @@ pub(crate) fn attention_backward<F: Float>(
     (q, k, v): (Var, Var, Var),
     bias: Option<Var>,
     probs: Var,
-    (heads, q0): (usize, usize),
+    heads: usize,
     p: f64,
     seed: u64,
     g: &[F],
     grads: &mut Grads<F>,
 ) {
-    let (b, lq, lk, d) = dims(tape, q, k, v, heads);
+    let (b, l, d) = dims(tape, q, k, v, heads);
     let (h, dh) = (heads, d / heads);
-    let (hll, ll) = (h * lq * lk, lq * lk);
-    let keep = (p > 0.0).then(|| keep_flags(b, h, lq, lk, q0, p, seed));
+    let (hll, ll) = (h * l * l, l * l);
+    let keep: Option<Vec<bool>> = (p > 0.0).then(|| dropout_keep(b * hll, p, seed).collect());
     let kd = F::from_f64(1.0 / (1.0 - p));
     let scale = F::from_f64(1.0 / (dh as f64).sqrt());
     let (qv, kv, vv) = (
@@ -321,9 +291,9 @@ pub(crate) fn attention_backward<F: Float>(
     );
     let pv = &tape.value(probs).data;
     let want_bias = bias.is_some_and(|x| tape.needs_grad(x));
-    let mut dq = zeros(b * lq * d);
-    let mut dk = zeros(b * lk * d);
-    let mut dv = zeros(b * lk * d);
+    let mut dq = zeros(b * l * d);
+    let mut dk = zeros(b * l * d);
+    let mut dv = zeros(b * l * d);
     // Batch elements in GROUPS fixed groups, each summing its dS grids in batch order into one
     // partial bias gradient when the bias wants one (else one unused slot); the partials are
     // added in group order below. (One grid per batch element was 20 MB per step at config A.)
@@ -333,11 +303,11 @@ pub(crate) fn attention_backward<F: Float>(
     // One batch element: its chunks of dQ, dK, dV and the group's partial bias gradient.
     let one = |bi: usize, dqc: &mut [F], dkc: &mut [F], dvc: &mut [F], dsc: &mut [F]| {
         let mut ds = vec![F::ZERO; ll];
-        let mut vt = vec![F::ZERO; dh * lk];
-        let mut tr = vec![F::ZERO; dh * lk];
+        let mut vt = vec![F::ZERO; dh * l];
+        let mut tr = vec![F::ZERO; dh * l];
         let mut dropped = vec![F::ZERO; if keep.is_some() { ll } else { 0 }];
         for hi in 0..h {
-            let (qoff, koff) = (bi * lq * d + hi * dh, bi * lk * d + hi * dh);
+            let off = bi * l * d + hi * dh;
             let pr = &pv[(bi * h + hi) * ll..][..ll];
             let km = keep.as_ref().map(|kp| &kp[(bi * h + hi) * ll..][..ll]);
             let pd: &[F] = match km {
@@ -349,35 +319,35 @@ pub(crate) fn attention_backward<F: Float>(
                 }
                 None => pr,
             };
-            transpose(&vv[koff..], lk, dh, d, &mut vt);
+            transpose(&vv[off..], l, dh, d, &mut vt);
             // SAFETY: all pointers address head hi of batch bi inside live buffers; the
             // destination chunks belong to this task only.
             unsafe {
-                // dPd = dO Vᵀ  (lq × dh · dh × lk)
+                // dPd = dO Vᵀ  (l × dh · dh × l)
                 gemm_rows(
-                    (lq, dh, lk),
-                    (g[qoff..].as_ptr(), d, 1),
-                    (vt.as_ptr(), lk),
+                    (l, dh, l),
+                    (g[off..].as_ptr(), d, 1),
+                    (vt.as_ptr(), l),
                     F::ZERO,
-                    (ds.as_mut_ptr(), lk),
+                    (ds.as_mut_ptr(), l),
                 );
             }
             // SAFETY: as above.
             unsafe {
-                // dVᵀ = dOᵀ Pd  (dh × lq · lq × lk), added transposed into dV below
+                // dVᵀ = dOᵀ Pd  (dh × l · l × l), added transposed into dV below
                 gemm_rows(
-                    (dh, lq, lk),
-                    (g[qoff..].as_ptr(), 1, d),
-                    (pd.as_ptr(), lk),
+                    (dh, l, l),
+                    (g[off..].as_ptr(), 1, d),
+                    (pd.as_ptr(), l),
                     F::ZERO,
-                    (tr.as_mut_ptr(), lk),
+                    (tr.as_mut_ptr(), l),
                 );
             }
-            add_transposed(&tr, dh, lk, &mut dvc[hi * dh..], d);
-            for (i, dsi) in ds.chunks_mut(lk).enumerate() {
+            add_transposed(&tr, dh, l, &mut dvc[hi * dh..], d);
+            for (i, dsi) in ds.chunks_mut(l).enumerate() {
                 let (pi, ki) = (
-                    &pr[i * lk..(i + 1) * lk],
-                    km.map(|km| &km[i * lk..(i + 1) * lk]),
+                    &pr[i * l..(i + 1) * l],
+                    km.map(|km| &km[i * l..(i + 1) * l]),
                 );
                 if let Some(ki) = ki {
                     for (x, &kp) in dsi.iter_mut().zip(ki) {
@@ -396,27 +366,27 @@ pub(crate) fn attention_backward<F: Float>(
             ds.iter_mut().for_each(|x| *x *= scale);
             // SAFETY: as above.
             unsafe {
-                // dQ += dC K  (lq × lk · lk × dh)
+                // dQ += dC K  (l × l · l × dh)
                 gemm_rows(
-                    (lq, lk, dh),
-                    (ds.as_ptr(), lk, 1),
-                    (kv[koff..].as_ptr(), d),
+                    (l, l, dh),
+                    (ds.as_ptr(), l, 1),
+                    (kv[off..].as_ptr(), d),
                     F::ONE,
                     (dqc[hi * dh..].as_mut_ptr(), d),
                 );
             }
             // SAFETY: as above.
             unsafe {
-                // dKᵀ = Qᵀ dC  (dh × lq · lq × lk), added transposed into dK below
+                // dKᵀ = Qᵀ dC  (dh × l · l × l), added transposed into dK below
                 gemm_rows(
-                    (dh, lq, lk),
-                    (qv[qoff..].as_ptr(), 1, d),
-                    (ds.as_ptr(), lk),
+                    (dh, l, l),
+                    (qv[off..].as_ptr(), 1, d),
+                    (ds.as_ptr(), l),
                     F::ZERO,
-                    (tr.as_mut_ptr(), lk),
+                    (tr.as_mut_ptr(), l),
                 );
             }
-            add_transposed(&tr, dh, lk, &mut dkc[hi * dh..], d);
+            add_transposed(&tr, dh, l, &mut dkc[hi * dh..], d);
         }
     };
     type Chunk<'a, F> = (
@@ -424,24 +394,30 @@ pub(crate) fn attention_backward<F: Float>(
         (((&'a mut [F], &'a mut [F]), &'a mut [F]), &'a mut [F]),
     );
     let body = |(gi, (((dqc, dkc), dvc), dsc)): Chunk<'_, F>| {
-        let (qd, kd) = (lq * d, lk * d);
+        let ld = l * d;
         for (j, bi) in (gi * group..b.min((gi + 1) * group)).enumerate() {
-            let (rq, rk) = (j * qd..(j + 1) * qd, j * kd..(j + 1) * kd);
-            one(bi, &mut dqc[rq], &mut dkc[rk.clone()], &mut dvc[rk], dsc);
+            let r = j * ld..(j + 1) * ld;
+            one(
+                bi,
+                &mut dqc[r.clone()],
+                &mut dkc[r.clone()],
+                &mut dvc[r],
+                dsc,
+            );
         }
     };
-    let (gqd, gkd) = (group * lq * d, group * lk * d);
+    let gld = group * l * d;
     if b * hll * dh < 1 << 16 {
-        dq.chunks_mut(gqd)
-            .zip(dk.chunks_mut(gkd))
-            .zip(dv.chunks_mut(gkd))
+        dq.chunks_mut(gld)
+            .zip(dk.chunks_mut(gld))
+            .zip(dv.chunks_mut(gld))
             .zip(ds_part.chunks_mut(ds_chunk))
             .enumerate()
             .for_each(body);
     } else {
-        dq.par_chunks_mut(gqd)
-            .zip(dk.par_chunks_mut(gkd))
-            .zip(dv.par_chunks_mut(gkd))
+        dq.par_chunks_mut(gld)
+            .zip(dk.par_chunks_mut(gld))
+            .zip(dv.par_chunks_mut(gld))
             .zip(ds_part.par_chunks_mut(ds_chunk))
             .enumerate()
             .for_each(body);
@@ -452,7 +428,7 @@ pub(crate) fn attention_backward<F: Float>(
     if let Some(bias) = bias
         && let Some(db) = grads.slot(tape, bias)
     {
-        // Add the groups' partial sums in group order, in fixed chunks of the [H, Lq, Lk] grid.
+        // Add the groups' partial sums in group order, in fixed chunks of the [H, L, L] grid.
         let sum = |(c, dc): (usize, &mut [F])| {
             let start = c * ll;
             for part in ds_part.chunks(hll) {
