@@ -2,7 +2,7 @@
 use at5::cli::{init_allocator, init_threads, usage_error};
 use at5::nn::{
     Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model, ModelConfig, OutputKind,
-    Pooling, Targets,
+    PooledHead, Pooling, Targets,
 };
 use at5::optim::{Adam, AdamConfig};
 use at5::position::BiasConfig;
@@ -104,6 +104,7 @@ fn bias_config(name: &str, l: usize) -> Result<BiasConfig, String> {
             l2: 2,
             init_std: 0.01,
             dropout: 0.0,
+            dropout_per_cell: false,
         },
         other => return Err(format!("--bias {other}: expected none, t5 or at5")),
     })
@@ -130,6 +131,7 @@ fn model_config(s: &Shape, bias: BiasConfig) -> ModelConfig {
         bias_scope: BiasScope::Shared,
         pooling: Pooling::Last,
         dropout: Dropouts::NONE,
+        head: PooledHead::default(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! permutation equivariance without positions, and learning a tiny problem.
 use at5::nn::{
     Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model, ModelConfig, OutputKind,
-    Pooling, Targets, mass_radius, mean_kl,
+    PooledHead, Pooling, Targets, mass_radius, mean_kl,
 };
 use at5::optim::{Adam, AdamConfig};
 use at5::position::{BiasConfig, FAMILIES};
@@ -21,6 +21,7 @@ fn tiny(bias: BiasConfig, output: OutputKind, pooling: Pooling) -> ModelConfig {
         bias_scope: BiasScope::Shared,
         pooling,
         dropout: Dropouts::NONE,
+        head: PooledHead::default(),
     }
 }
 
@@ -51,12 +52,14 @@ fn family(name: &str) -> BiasConfig {
             l2: 3,
             init_std: 0.5,
             dropout: 0.0,
+            dropout_per_cell: false,
         },
         BiasConfig::At5NoB { .. } => BiasConfig::At5NoB {
             l1: 4,
             l2: 3,
             init_std: 0.5,
             dropout: 0.0,
+            dropout_per_cell: false,
         },
         BiasConfig::Fire { .. } => BiasConfig::Fire { hidden: 6 },
         other => other,
@@ -443,10 +446,20 @@ fn pruned_last_block_equals_whole_graph_for_every_family_with_dropout() {
                         continue;
                     }
                     let mut bias = family(name);
-                    if let BiasConfig::At5 { dropout, .. } | BiasConfig::At5NoB { dropout, .. } =
-                        &mut bias
+                    // AT5's MLP dropout per grid cell (the paper preset's) with 1 layer, per
+                    // offset with 2.
+                    if let BiasConfig::At5 {
+                        dropout,
+                        dropout_per_cell,
+                        ..
+                    }
+                    | BiasConfig::At5NoB {
+                        dropout,
+                        dropout_per_cell,
+                        ..
+                    } = &mut bias
                     {
-                        *dropout = 0.3;
+                        (*dropout, *dropout_per_cell) = (0.3, layers == 1);
                     }
                     let mut cfg = tiny(bias, OutputKind::Classes(3), pooling);
                     cfg.layers = layers;

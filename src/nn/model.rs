@@ -69,6 +69,27 @@ impl Dropouts {
     };
 }
 
+/// What happens to the pooled vector before the output layer: dropout, then LayerNorm
+/// (DESIGN §3). The original code uses the input-dropout rate there, and on the adding problem
+/// neither; the paper preset follows it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PooledHead {
+    /// Dropout rate on the pooled vector; `None`: the hidden rate.
+    pub dropout: Option<f64>,
+    /// Whether a LayerNorm follows.
+    pub norm: bool,
+}
+
+impl Default for PooledHead {
+    /// Hidden-rate dropout and a LayerNorm: what records written before this option ran.
+    fn default() -> Self {
+        PooledHead {
+            dropout: None,
+            norm: true,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 /// Everything that defines a model's shape; stored in checkpoints and run records.
 pub struct ModelConfig {
@@ -94,6 +115,9 @@ pub struct ModelConfig {
     pub pooling: Pooling,
     /// Dropout rates.
     pub dropout: Dropouts,
+    /// The pooled vector's dropout and LayerNorm (absent in older records: the default).
+    #[serde(default)]
+    pub head: PooledHead,
 }
 
 impl ModelConfig {
@@ -134,6 +158,7 @@ impl ModelConfig {
             ("input", d.input),
             ("hidden", d.hidden),
             ("attention", d.attention),
+            ("pooled", self.head.dropout.unwrap_or(0.0)),
         ] {
             if !(0.0..1.0).contains(&p) {
                 return Err(format!("{name} dropout must be in [0, 1), got {p}"));
@@ -198,7 +223,7 @@ pub struct Forward {
 ///
 /// ```
 /// use at5::nn::{Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model};
-/// use at5::nn::{ModelConfig, OutputKind, Pooling, Targets};
+/// use at5::nn::{ModelConfig, OutputKind, PooledHead, Pooling, Targets};
 /// use at5::position::BiasConfig;
 /// use at5::{ParamStore, Tape};
 ///
@@ -214,6 +239,7 @@ pub struct Forward {
 ///     bias_scope: BiasScope::Shared,
 ///     pooling: Pooling::Last,
 ///     dropout: Dropouts::NONE,
+///     head: PooledHead::default(),
 /// };
 /// let mut store: ParamStore<f64> = ParamStore::new();
 /// let model = Model::new(config, &mut store, 7).unwrap();
@@ -255,7 +281,7 @@ pub struct Model<F: Float> {
     pub biases: Vec<Box<dyn PositionBias<F>>>,
     /// The encoder blocks, first to last.
     pub blocks: Vec<Block>,
-    head_norm: LayerNorm,
+    head_norm: Option<LayerNorm>,
     head: Linear,
 }
 
@@ -303,7 +329,10 @@ impl<F: Float> Model<F> {
         let blocks = (0..config.layers)
             .map(|l| Block::new(store, &format!("encoder.{l}"), d, h, config.ffn, rng))
             .collect();
-        let head_norm = LayerNorm::new(store, "head.ln", d);
+        let head_norm = config
+            .head
+            .norm
+            .then(|| LayerNorm::new(store, "head.ln", d));
         let classes = match config.output {
             OutputKind::Classes(n) => n,
             OutputKind::Regression => 1,
@@ -492,8 +521,11 @@ impl<F: Float> Model<F> {
             traces.push(trace);
         }
         let pooled = self.pool(tape, x, batch);
-        let pooled = tape.dropout(pooled, drop.hidden, mix_seed(opts.seed, 2));
-        let pooled = self.head_norm.forward(tape, p, pooled);
+        let rate = self.config.head.dropout.unwrap_or(drop.hidden);
+        let mut pooled = tape.dropout(pooled, rate, mix_seed(opts.seed, 2));
+        if let Some(norm) = &self.head_norm {
+            pooled = norm.forward(tape, p, pooled);
+        }
         let mut output = self.head.forward(tape, p, pooled);
         if self.config.output == OutputKind::Regression {
             output = tape.reshape(output, &[b]);

@@ -100,7 +100,8 @@ pub struct T5 {
 }
 
 impl T5 {
-    /// Registers `{prefix}.table`, initialised N(0, 0.02²) as in T5.
+    /// Registers `{prefix}.table`, initialised truncated N(0, 0.02²) (redrawn beyond two std), as
+    /// the original code.
     pub fn new<F: Float>(
         num_buckets: usize,
         max_distance: usize,
@@ -111,7 +112,7 @@ impl T5 {
         rng: &mut StdRng,
     ) -> Result<T5, String> {
         check_t5_config(num_buckets, max_distance, bidirectional)?;
-        let init = Tensor::normal_from(&[num_buckets, heads], 0.0, 0.02, rng);
+        let init = Tensor::truncated_normal_from(&[num_buckets, heads], 0.02, rng);
         let table = store.add(&format!("{prefix}.table"), init);
         Ok(T5 {
             num_buckets,

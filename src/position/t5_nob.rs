@@ -15,7 +15,7 @@ pub struct T5NoB {
 }
 
 impl T5NoB {
-    /// Registers `{prefix}.table`, initialised N(0, 0.02²) as T5's bucket table.
+    /// Registers `{prefix}.table`, initialised truncated N(0, 0.02²) as T5's bucket table.
     pub fn new<F: Float>(
         heads: usize,
         max_len: usize,
@@ -23,7 +23,7 @@ impl T5NoB {
         prefix: &str,
         rng: &mut StdRng,
     ) -> T5NoB {
-        let init = Tensor::normal_from(&[2 * max_len - 1, heads], 0.0, 0.02, rng);
+        let init = Tensor::truncated_normal_from(&[2 * max_len - 1, heads], 0.02, rng);
         let table = store.add(&format!("{prefix}.table"), init);
         T5NoB { max_len, table }
     }
