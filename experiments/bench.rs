@@ -2,7 +2,7 @@
 use at5::cli::{init_allocator, init_threads, usage_error};
 use at5::nn::{
     Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model, ModelConfig, OutputKind,
-    Pooling, Targets,
+    PooledHead, Pooling, Targets,
 };
 use at5::optim::{Adam, AdamConfig};
 use at5::position::BiasConfig;
@@ -48,6 +48,11 @@ struct Cli {
     /// Also print the time per op kind, forward and backward, per timed step.
     #[arg(long)]
     profile: bool,
+    /// Compute every row of the last block (the whole graph, as PyTorch runs it): the fair
+    /// side-by-side comparison. By default only the pooled row is computed there, which is
+    /// what a training run costs.
+    #[arg(long)]
+    no_prune: bool,
 }
 
 /// The shape of one benchmark config.
@@ -99,6 +104,7 @@ fn bias_config(name: &str, l: usize) -> Result<BiasConfig, String> {
             l2: 2,
             init_std: 0.01,
             dropout: 0.0,
+            dropout_per_cell: false,
         },
         other => return Err(format!("--bias {other}: expected none, t5 or at5")),
     })
@@ -125,6 +131,7 @@ fn model_config(s: &Shape, bias: BiasConfig) -> ModelConfig {
         bias_scope: BiasScope::Shared,
         pooling: Pooling::Last,
         dropout: Dropouts::NONE,
+        head: PooledHead::default(),
     }
 }
 
@@ -236,9 +243,9 @@ struct Timings {
 fn run_steps(
     s: &Shape,
     bias: &str,
-    warmup: usize,
-    steps: usize,
+    (warmup, steps): (usize, usize),
     profile: bool,
+    whole_graph: bool,
 ) -> Result<Timings, String> {
     let config = model_config(s, bias_config(bias, s.l)?);
     let mut store = ParamStore::<f32>::new();
@@ -247,7 +254,10 @@ fn run_steps(
     let (batch, targets) = random_batch(s, 11);
     model.check_batch(&batch)?;
     let mut tape = Tape::<f32>::new();
-    let opts = ForwardOpts::default();
+    let opts = ForwardOpts {
+        whole_graph,
+        ..ForwardOpts::default()
+    };
     let mut t = Timings {
         total: Vec::with_capacity(steps),
         forward: Vec::with_capacity(steps),
@@ -299,7 +309,14 @@ fn bench_steps(cli: &Cli, threads: usize) -> Result<(), String> {
     if let Some(b) = cli.batch {
         s.b = b;
     }
-    let mut t = run_steps(&s, &cli.bias, cli.warmup, cli.steps, cli.profile)?;
+    let mut t = run_steps(
+        &s,
+        &cli.bias,
+        (cli.warmup, cli.steps),
+        cli.profile,
+        cli.no_prune,
+    )?;
+    let graph = if cli.no_prune { "whole" } else { "pruned" };
     if let Some(p) = &t.profile {
         print_profile(p, cli.steps);
     }
@@ -318,7 +335,7 @@ fn bench_steps(cli: &Cli, threads: usize) -> Result<(), String> {
     let peak = proc_status_kb("VmHWM").unwrap_or(f64::NAN) / 1024.0;
     if cli.json {
         let v = serde_json::json!({
-            "config": s.name, "bias": cli.bias, "threads": threads,
+            "config": s.name, "bias": cli.bias, "threads": threads, "graph": graph,
             "L": s.l, "B": s.b, "D": s.d, "H": s.h, "F": s.ffn, "N": s.layers,
             "steps": cli.steps, "warmup": cli.warmup, "params": t.params,
             "ms_per_step": ms, "min_ms": min, "max_ms": max,
@@ -330,7 +347,7 @@ fn bench_steps(cli: &Cli, threads: usize) -> Result<(), String> {
         println!("{v}");
     } else {
         println!(
-            "config {} (L={} B={} D={} H={} F={} N={}), bias {}, {} threads, {} params",
+            "config {} (L={} B={} D={} H={} F={} N={}), bias {}, {} threads, {} params, {graph} graph",
             s.name, s.l, s.b, s.d, s.h, s.ffn, s.layers, cli.bias, threads, t.params
         );
         println!(
@@ -339,7 +356,7 @@ fn bench_steps(cli: &Cli, threads: usize) -> Result<(), String> {
         );
         println!("split: forward {fwd:.2} ms, backward {bwd:.2} ms, optimizer {opt:.2} ms");
         println!(
-            "model FLOPs: {:.4} GFLOP/step (3 × forward GEMMs) → {gflops:.1} GFLOP/s",
+            "whole-graph model FLOPs: {:.4} GFLOP/step (3 × forward GEMMs) → {gflops:.1} GFLOP/s",
             step_flops / 1e9
         );
         println!(
@@ -517,7 +534,7 @@ fn bench_scaling(cli: &Cli, threads: usize) -> Result<(), String> {
     let steps = cli.steps.clamp(1, 5);
     let measure = |l: usize, b: usize| -> Result<(f64, f64), String> {
         let s = Shape { l, b, ..base };
-        let mut t = run_steps(&s, &cli.bias, 1, steps, false)?;
+        let mut t = run_steps(&s, &cli.bias, (1, steps), false, cli.no_prune)?;
         let attn = 4.0 * (s.b * s.h * l * l * (s.d / s.h)) as f64;
         Ok((median(&mut t.total), attn / forward_flops(&s)))
     };

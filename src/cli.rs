@@ -175,6 +175,14 @@ pub struct RunArgs {
     /// AT5 / AT5-NoB: MLP init std.
     #[arg(long)]
     pub init_std: Option<f64>,
+    /// AT5 / AT5-NoB: draw the MLP's dropout per grid cell (`cell`, the original code's way and
+    /// the paper preset's) or once per offset (`offset`).
+    #[arg(long)]
+    pub at5_dropout_mask: Option<String>,
+    /// Compute every row of the last block even where only the pooled row reaches the loss
+    /// (the default prunes it; same results up to summation order, several times slower).
+    #[arg(long)]
+    pub no_prune: bool,
 }
 
 impl RunArgs {
@@ -235,7 +243,12 @@ impl RunArgs {
                 }
             };
         }
-        let input_dropout = m.dropout.input;
+        let per_cell = match self.at5_dropout_mask.as_deref() {
+            None => None,
+            Some("cell") => Some(true),
+            Some("offset") => Some(false),
+            Some(o) => return Err(format!("--at5-dropout-mask {o}: expected cell or offset")),
+        };
         match &mut m.bias {
             BiasConfig::T5 {
                 num_buckets,
@@ -252,24 +265,29 @@ impl RunArgs {
                 l2,
                 init_std,
                 dropout,
+                dropout_per_cell,
             } => {
                 set(slope_min, self.slope_min);
                 set(slope_max, self.slope_max);
                 set(l1, self.l1);
                 set(l2, self.l2);
                 set(init_std, self.init_std);
-                *dropout = input_dropout;
+                // The MLP's dropout is the input-dropout rate (DESIGN §1): a given rate moves it.
+                set(dropout, self.dropout_input);
+                set(dropout_per_cell, per_cell);
             }
             BiasConfig::At5NoB {
                 l1,
                 l2,
                 init_std,
                 dropout,
+                dropout_per_cell,
             } => {
                 set(l1, self.l1);
                 set(l2, self.l2);
                 set(init_std, self.init_std);
-                *dropout = input_dropout;
+                set(dropout, self.dropout_input);
+                set(dropout_per_cell, per_cell);
             }
             _ => {}
         }
@@ -279,6 +297,7 @@ impl RunArgs {
         if self.patience.is_some() {
             c.patience = self.patience;
         }
+        c.whole_graph = self.no_prune;
         c.validate()?;
         Ok(c)
     }

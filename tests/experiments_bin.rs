@@ -284,3 +284,35 @@ fn an_interrupted_reproduce_says_how_to_continue() {
     );
     assert!(at5::train::Trainer::from_checkpoint(&ck).is_ok());
 }
+
+#[test]
+fn plan_counts_the_work_and_trains_nothing() {
+    let root = tmp("plan");
+    let r = root.to_string_lossy().to_string();
+    let out = run(
+        env!("CARGO_BIN_EXE_reproduce"),
+        &[
+            "--plan",
+            "--out",
+            &r,
+            "--tasks",
+            "adding-100",
+            "--biases",
+            "t5,at5",
+            "--seeds",
+            "3",
+            "--train-flags",
+            "--epochs 2 --d-model 8 --heads 2",
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    // 1000 training examples at batch 64: 16 steps an epoch, 2 epochs, 3 runs.
+    for want in [
+        "| adding-100 | t5 | 3 (3) | 96 |",
+        "| adding-100 | at5 | 3 (3) | 96 |",
+        "total:",
+    ] {
+        assert!(text.contains(want), "no `{want}` in\n{text}");
+    }
+    assert!(!root.join("runs").exists(), "a plan trains nothing");
+}

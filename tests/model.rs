@@ -2,7 +2,7 @@
 //! permutation equivariance without positions, and learning a tiny problem.
 use at5::nn::{
     Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model, ModelConfig, OutputKind,
-    Pooling, Targets, mass_radius, mean_kl,
+    PooledHead, Pooling, Targets, mass_radius, mean_kl,
 };
 use at5::optim::{Adam, AdamConfig};
 use at5::position::{BiasConfig, FAMILIES};
@@ -21,6 +21,7 @@ fn tiny(bias: BiasConfig, output: OutputKind, pooling: Pooling) -> ModelConfig {
         bias_scope: BiasScope::Shared,
         pooling,
         dropout: Dropouts::NONE,
+        head: PooledHead::default(),
     }
 }
 
@@ -51,12 +52,14 @@ fn family(name: &str) -> BiasConfig {
             l2: 3,
             init_std: 0.5,
             dropout: 0.0,
+            dropout_per_cell: false,
         },
         BiasConfig::At5NoB { .. } => BiasConfig::At5NoB {
             l1: 4,
             l2: 3,
             init_std: 0.5,
             dropout: 0.0,
+            dropout_per_cell: false,
         },
         BiasConfig::Fire { .. } => BiasConfig::Fire { hidden: 6 },
         other => other,
@@ -386,5 +389,217 @@ fn a_tiny_transformer_overfits_one_batch() {
     assert!(
         first > 1.0 && last < 0.05,
         "loss went from {first} to {last}"
+    );
+}
+
+/// Every parameter's gradient, and the output, of one forward/backward on a training tape.
+fn output_and_grads(
+    model: &Model<f64>,
+    store: &ParamStore<f64>,
+    batch: &Batch,
+    y: &Targets,
+    whole_graph: bool,
+) -> (Vec<f64>, Vec<Vec<f64>>) {
+    let mut t = Tape::new();
+    let p = store.bind(&mut t);
+    let opts = ForwardOpts {
+        seed: 99,
+        bias_heads: None,
+        whole_graph,
+    };
+    let fwd = model.forward(&mut t, &p, batch, &opts);
+    let out = t.value(fwd.output).data.clone();
+    let loss = model.loss(&mut t, fwd.output, y);
+    let g = t.backward(loss);
+    let grads = store
+        .grads(&p, &g)
+        .into_iter()
+        .map(|x| x.map(|x| x.data.clone()).unwrap_or_default())
+        .collect();
+    (out, grads)
+}
+
+/// `|a - b| <= 1e-10 · max(|a|, |b|)` elementwise, or both within 1e-13 of each other: some
+/// gradients are zero in exact arithmetic (a key projection's bias cannot move a softmax) and
+/// come out as the rounding of order-1 terms that cancel, ~1e-17, in a different order per path.
+fn assert_close(what: &str, a: &[f64], b: &[f64]) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let tol = (1e-10 * x.abs().max(y.abs())).max(1e-13);
+        assert!((x - y).abs() <= tol, "{what}[{i}]: {x} vs {y}");
+    }
+}
+
+#[test]
+fn pruned_last_block_equals_whole_graph_for_every_family_with_dropout() {
+    let batch = batch();
+    let y = Targets::Classes(vec![2, 0]);
+    for name in FAMILIES {
+        for layers in [1, 2] {
+            for pooling in [Pooling::Last, Pooling::First] {
+                for scope in [
+                    BiasScope::Shared,
+                    BiasScope::FirstLayer,
+                    BiasScope::PerLayer,
+                ] {
+                    if layers == 1 && scope != BiasScope::Shared {
+                        continue;
+                    }
+                    let mut bias = family(name);
+                    // AT5's MLP dropout per grid cell (the paper preset's) with 1 layer, per
+                    // offset with 2.
+                    if let BiasConfig::At5 {
+                        dropout,
+                        dropout_per_cell,
+                        ..
+                    }
+                    | BiasConfig::At5NoB {
+                        dropout,
+                        dropout_per_cell,
+                        ..
+                    } = &mut bias
+                    {
+                        (*dropout, *dropout_per_cell) = (0.3, layers == 1);
+                    }
+                    let mut cfg = tiny(bias, OutputKind::Classes(3), pooling);
+                    cfg.layers = layers;
+                    cfg.bias_scope = scope;
+                    cfg.dropout = Dropouts {
+                        input: 0.2,
+                        hidden: 0.3,
+                        attention: 0.4,
+                    };
+                    let (model, mut store) = model_f64(cfg, 11);
+                    for v in store.values_mut() {
+                        for x in &mut v.data {
+                            *x *= 8.0;
+                        }
+                    }
+                    let what = format!("{name} layers {layers} {pooling:?} {scope:?}");
+                    let (out_p, g_p) = output_and_grads(&model, &store, &batch, &y, false);
+                    let (out_w, g_w) = output_and_grads(&model, &store, &batch, &y, true);
+                    assert_close(&format!("{what}: output"), &out_p, &out_w);
+                    for (k, (a, b)) in g_p.iter().zip(&g_w).enumerate() {
+                        assert!(
+                            !b.is_empty(),
+                            "{what}: {} got no gradient",
+                            store.names()[k]
+                        );
+                        assert_close(&format!("{what}: {}", store.names()[k]), a, b);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pruned_path_gradchecks_with_two_layers_and_first_pooling() {
+    let batch = batch();
+    let y = Targets::Classes(vec![1, 2]);
+    for name in ["t5", "at5", "fire", "alibi"] {
+        let mut cfg = tiny(family(name), OutputKind::Classes(3), Pooling::First);
+        cfg.layers = 2;
+        let (model, mut store) = model_f64(cfg, 5);
+        for v in store.values_mut() {
+            for x in &mut v.data {
+                *x *= 8.0;
+            }
+        }
+        // The pruned path is what runs: the last block's attention has one query row.
+        let mut t = Tape::new();
+        let p = store.bind(&mut t);
+        let fwd = model.forward(&mut t, &p, &batch, &ForwardOpts::default());
+        assert_eq!(t.shape(fwd.traces[1].probs), &[2, 2, 1, 6]);
+        assert_eq!(t.shape(fwd.traces[0].probs), &[2, 2, 6, 6]);
+        let inputs: Vec<Tensor> = store.values().to_vec();
+        let rep = gradcheck(|t, vars| loss_of(&model, t, vars, &batch, &y), &inputs);
+        assert!(
+            rep.passed && rep.max_rel_err <= 1e-5,
+            "{name}: {rep:?} at parameter {}",
+            store.names()[rep.worst.0]
+        );
+    }
+}
+
+#[test]
+fn mean_pooling_and_whole_graph_keep_every_row() {
+    let batch = batch();
+    for (pooling, whole) in [(Pooling::Mean, false), (Pooling::Last, true)] {
+        let (model, store) = model_f64(tiny(family("t5"), OutputKind::Classes(3), pooling), 2);
+        let mut t = Tape::new();
+        let p = store.bind(&mut t);
+        let opts = ForwardOpts {
+            whole_graph: whole,
+            ..ForwardOpts::default()
+        };
+        let fwd = model.forward(&mut t, &p, &batch, &opts);
+        assert_eq!(t.shape(fwd.traces[0].probs), &[2, 2, 6, 6], "{pooling:?}");
+        assert_eq!(t.shape(fwd.biases[0].unwrap()), &[2, 6, 6], "{pooling:?}");
+    }
+}
+
+/// One f32 training forward/backward of the pruned path, large enough for the parallel ops,
+/// with every dropout on: the output and every gradient as bits.
+fn pruned_step_bits() -> Vec<u32> {
+    let (b, l) = (32, 64);
+    let mut cfg = tiny(
+        BiasConfig::from_name("at5").unwrap(),
+        OutputKind::Classes(3),
+        Pooling::Last,
+    );
+    cfg.d_model = 64;
+    cfg.heads = 4;
+    cfg.ffn = 128;
+    cfg.max_len = l;
+    cfg.dropout = Dropouts {
+        input: 0.1,
+        hidden: 0.2,
+        attention: 0.3,
+    };
+    let mut store = ParamStore::<f32>::new();
+    let model = Model::new(cfg, &mut store, 4).unwrap();
+    let ids: Vec<usize> = (0..b * l).map(|i| 1 + (i * 7 + i / 5) % 4).collect();
+    let batch = Batch {
+        b,
+        l,
+        pad: vec![false; b * l],
+        input: BatchInput::Tokens(ids),
+    };
+    let y = Targets::Classes((0..b).map(|i| i % 3).collect());
+    let mut t = Tape::<f32>::new();
+    let p = store.bind(&mut t);
+    let opts = ForwardOpts {
+        seed: 3,
+        ..ForwardOpts::default()
+    };
+    let fwd = model.forward(&mut t, &p, &batch, &opts);
+    let loss = model.loss(&mut t, fwd.output, &y);
+    let g = t.backward(loss);
+    let mut bits: Vec<u32> = t
+        .value(fwd.output)
+        .data
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    for grad in store.grads(&p, &g).into_iter().flatten() {
+        bits.extend(grad.data.iter().map(|v| v.to_bits()));
+    }
+    bits
+}
+
+#[test]
+fn pruned_training_step_is_bit_identical_at_one_and_two_threads() {
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let one = pool(1).install(pruned_step_bits);
+    assert!(one.len() > 1000);
+    assert!(
+        one == pool(2).install(pruned_step_bits),
+        "thread count changed the bits"
     );
 }

@@ -1,5 +1,6 @@
 //! Every op gradchecked in f64 on several shapes (broadcasting included), plus forward values,
 //! stability, determinism across thread counts, and an end-to-end descent check.
+use at5::autodiff::MaskRows;
 use at5::{Tape, Tensor, Var, gradcheck};
 use proptest::prelude::*;
 
@@ -464,6 +465,45 @@ fn gradcheck_dropout() {
     let mut e = Tape::<f64>::eval();
     let x = e.constant(Tensor::full(&[4], 1.0));
     assert_eq!(e.dropout(x, 0.5, 5), x, "identity in evaluation");
+    // A window of rows: its gradient, and the masks of those rows of the whole tensor.
+    let rows = MaskRows { full: 5, first: 2 };
+    check(
+        "dropout window",
+        |t, v| t.dropout_window(v[0], 0.3, 11, Some(rows)),
+        &[signed(&[3, 2, 4], 0.1, 1.0, 3)],
+    );
+    let mut t: Tape = Tape::new();
+    let whole = t.leaf(signed(&[3, 5, 4], 0.1, 1.0, 4));
+    let dw = t.dropout(whole, 0.3, 11);
+    let part = t.slice(whole, 1, 2, 4);
+    let dp = t.dropout_window(part, 0.3, 11, Some(rows));
+    let want = t.slice(dw, 1, 2, 4);
+    assert_eq!(t.value(dp).data, t.value(want).data);
+}
+
+#[test]
+fn dropout_masks_are_the_std_rng_stream() {
+    // Masks are drawn from ChaCha12 by name so they can seek; it must be the stream
+    // `StdRng::seed_from_u64` gives, so masks (and results) stay what they were.
+    use rand::{RngExt, SeedableRng};
+    for seed in [0, 5, 0xD00D_1234] {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let want: Vec<f64> = (0..1000)
+            .map(|_| {
+                if rng.random::<f64>() >= 0.4 {
+                    1.0 / 0.6
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let mut t: Tape = Tape::new();
+        let x = t.leaf(Tensor::full(&[1000], 1.0));
+        let y = t.dropout(x, 0.4, seed);
+        for (a, b) in t.value(y).data.iter().zip(&want) {
+            assert!((a - b).abs() < 1e-12, "seed {seed}");
+        }
+    }
 }
 
 #[test]

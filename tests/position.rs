@@ -86,6 +86,7 @@ fn at5_cfg(slope: (f64, f64), dropout: f64) -> BiasConfig {
         l2: 3,
         init_std: 0.01,
         dropout,
+        dropout_per_cell: false,
     }
 }
 
@@ -95,6 +96,7 @@ fn at5_nob_cfg(dropout: f64) -> BiasConfig {
         l2: 3,
         init_std: 0.01,
         dropout,
+        dropout_per_cell: false,
     }
 }
 
@@ -199,6 +201,7 @@ fn at5_soft_buckets_on_the_tape_match_the_formula() {
         l2: 2,
         init_std: 0.01,
         dropout: 0.0,
+        per_cell: false,
     };
     let at5 = At5::new((1.0, 10.0), &o, 3, 8, &mut store, "bias", &mut rng).unwrap();
     let a = store.id("bias.a").unwrap();
@@ -278,6 +281,31 @@ fn gradcheck_at5_grid() {
         check_grid("at5", &bias, &store, 6, 6);
         check_grid("at5", &bias, &store, 3, 8);
     }
+}
+
+#[test]
+fn at5_dropout_per_cell_gradchecks_and_varies_within_an_offset() {
+    let mut cfg = at5_cfg((1.0, 10.0), 0.25);
+    if let BiasConfig::At5 {
+        dropout_per_cell, ..
+    } = &mut cfg
+    {
+        *dropout_per_cell = true;
+    }
+    let (bias, mut store) = build_with(&cfg, 2, 6);
+    spread(&mut store, &MLP_NAMES, 3);
+    check_grid("at5 per-cell dropout", &bias, &store, 6, 6);
+    check_grid("at5 per-cell dropout", &bias, &store, 3, 8);
+    // Cells of one offset (n = 0: the diagonal) get their own masks during training.
+    let mut tape = Tape::new();
+    let bound = store.bind(&mut tape);
+    let g = bias.grid(&mut tape, &bound, 6, 6, 1).unwrap();
+    let g = tape.value(g).clone();
+    let diag: Vec<f64> = (0..6).map(|i| g.get(&[0, i, i])).collect();
+    assert!(diag.iter().any(|&v| v != diag[0]), "{diag:?}");
+    // Off a training tape it is the per-offset function.
+    let eval = grid_of(&bias, &store, 6, 6);
+    assert!((0..6).all(|i| eval.get(&[0, i, i]) == eval.get(&[0, 0, 0])));
 }
 
 #[test]
@@ -542,6 +570,7 @@ fn build_names_the_option_it_rejects() {
                 l2: 2,
                 init_std: 0.01,
                 dropout: 0.0,
+                dropout_per_cell: false,
             },
             "l1",
         ),
@@ -551,6 +580,7 @@ fn build_names_the_option_it_rejects() {
                 l2: 0,
                 init_std: 0.01,
                 dropout: 0.0,
+                dropout_per_cell: false,
             },
             "l2",
         ),

@@ -1,6 +1,6 @@
 //! The `prior` binary on a checkpoint trained here: its figures, summary and exit codes.
 use at5::data::{LagKConfig, TaskConfig, TaskKind};
-use at5::nn::{BiasScope, Dropouts, Pooling};
+use at5::nn::{BiasScope, Dropouts, PooledHead, Pooling};
 use at5::train::{self, ModelSpec, TaskSource, TrainConfig, Trainer, bias_for, pooled_query};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -39,15 +39,17 @@ fn train_tiny_for(bias: &str, dir: &Path, epochs: usize, snapshots: &[usize]) {
             heads: 2,
             ffn: 32,
             layers: 1,
-            bias: bias_for(bias, TaskKind::LagK, 10, dropout).unwrap(),
+            bias: bias_for(bias, TaskKind::LagK, 10, (dropout.input, false)).unwrap(),
             bias_scope: BiasScope::Shared,
             dropout,
+            head: PooledHead::default(),
         },
         lr: 3e-3,
         batch: 32,
         epochs,
         seed: 5,
         patience: None,
+        whole_graph: false,
     };
     train::run_with_snapshots(Trainer::new(cfg).unwrap(), dir, snapshots, |_| {}).unwrap();
 }

@@ -1,6 +1,6 @@
 //! Training: bit-identical resume, checkpoint errors, non-finite losses, and learning smoke tests.
 use at5::data::{AddingConfig, LagKConfig, Sequence, TaskConfig, TaskKind};
-use at5::nn::{BiasScope, Dropouts};
+use at5::nn::{BiasScope, Dropouts, PooledHead};
 use at5::position::BiasConfig;
 use at5::train::{self, ModelSpec, TaskSource, TrainConfig, Trainer, bias_for};
 use std::path::PathBuf;
@@ -37,15 +37,17 @@ fn lagk(lag: usize, bias: &str, epochs: usize, d_model: usize) -> TrainConfig {
             heads: 4,
             ffn: 2 * d_model,
             layers: 1,
-            bias: bias_for(bias, TaskKind::LagK, 16, dropout).unwrap(),
+            bias: bias_for(bias, TaskKind::LagK, 16, (dropout.input, false)).unwrap(),
             bias_scope: BiasScope::Shared,
             dropout,
+            head: PooledHead::default(),
         },
         lr: 3e-3,
         batch: 64,
         epochs,
         seed: 9,
         patience: None,
+        whole_graph: false,
     }
 }
 
@@ -208,7 +210,7 @@ fn adding(bias: &str, epochs: usize) -> TrainConfig {
         }),
         seed: 1,
     };
-    c.model.bias = bias_for(bias, TaskKind::Adding, 20, Dropouts::NONE).unwrap();
+    c.model.bias = bias_for(bias, TaskKind::Adding, 20, (0.0, false)).unwrap();
     c.model.dropout = Dropouts::NONE;
     c
 }

@@ -5,4 +5,5 @@ pub mod tape;
 
 pub use gradcheck::{GradcheckReport, gradcheck};
 pub use ops::attention::AttentionVars;
+pub use ops::nn::MaskRows;
 pub use tape::{Gradients, OpProfile, Tape, Var};

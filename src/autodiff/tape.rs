@@ -74,6 +74,7 @@ pub(crate) enum Op<F> {
         x: Var,
         p: f64,
         seed: u64,
+        rows: Option<nn::MaskRows>,
     },
     Where {
         cond: Vec<bool>,
@@ -385,7 +386,9 @@ impl<F: Float> Tape<F> {
                 rstd,
             } => nn::layer_norm_backward(self, (*x, *gain, *bias), mean, rstd, gi, g),
             Op::Embedding { table, ids } => nn::embedding_backward(self, *table, ids, gi, g),
-            &Op::Dropout { x, p, seed } => nn::dropout_backward(self, x, p, seed, gi, g),
+            &Op::Dropout { x, p, seed, rows } => {
+                nn::dropout_backward(self, (x, p, seed, rows), gi, g)
+            }
             Op::Where { cond, a, b } => nn::where_backward(self, cond, *a, *b, gi, g),
             Op::CrossEntropy {
                 logits,

@@ -1,6 +1,7 @@
 //! `ablate`: the no-bucket ablations beside their bucketed versions, and the paper's head-prior
 //! ablation (add heads' biases back one at a time, lowest maximum prior first).
 use super::figures::pooled_query;
+use crate::nn::ForwardOpts;
 use crate::report::{Better, Cell, LineOpts, Series, Table, line_chart, write_atomic};
 use crate::sweep::Plan;
 use crate::train::{self, Preset, RunRecord, Trainer, evaluate};
@@ -37,7 +38,11 @@ pub fn head_curve(t: &Trainer) -> (Vec<usize>, Vec<f64>) {
             for &head in &order[..k] {
                 keep[head] = true;
             }
-            evaluate(&t.model, &t.store, &t.data.test, l, Some(keep)).accuracy * 100.0
+            let opts = ForwardOpts {
+                bias_heads: Some(keep),
+                ..ForwardOpts::default()
+            };
+            evaluate(&t.model, &t.store, &t.data.test, l, &opts).accuracy * 100.0
         })
         .collect();
     (order, curve)

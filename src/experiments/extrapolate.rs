@@ -1,6 +1,7 @@
 //! `extrapolate`: train at length L, evaluate at 2L and 4L on tasks whose label rule does not
 //! depend on the length (lag-k, adding).
 use crate::data::{self, TaskConfig};
+use crate::nn::ForwardOpts;
 use crate::report::{Better, Cell, Table, read_json, write_atomic, write_json};
 use crate::sweep::{Plan, RunSpec};
 use crate::train::{self, Preset, RunRecord, TaskSource, Trainer, evaluate};
@@ -72,7 +73,7 @@ pub fn evaluate_lengths(dir: &Path) -> Result<Lengths, String> {
             _ => return Err("extrapolation is defined for lag-k and adding only".into()),
         }
         let d = data::generate(&cfg, *seed)?;
-        let acc = evaluate(&t.model, &t.store, &d.test, len, None).accuracy;
+        let acc = evaluate(&t.model, &t.store, &d.test, len, &ForwardOpts::default()).accuracy;
         out.lengths.push(len);
         out.accuracy.push(100.0 * acc);
     }

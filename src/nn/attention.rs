@@ -1,6 +1,6 @@
 //! Multi-head self-attention with an additive position bias `[H, L, L]` and a key padding mask.
 use super::layers::Linear;
-use crate::autodiff::{Tape, Var};
+use crate::autodiff::{MaskRows, Tape, Var};
 use crate::float::Float;
 use crate::params::{Bound, ParamStore};
 use crate::tensor::Tensor;
@@ -106,6 +106,68 @@ impl Attention {
         let ctx = tape.matmul(dropped, v); // (B, H, L, dh)
         let ctx = tape.permute(ctx, &[0, 2, 1, 3]);
         let ctx = tape.reshape(ctx, &[b, l, d]);
+        let out = self.o.forward(tape, p, ctx);
+        (out, AttentionTrace { context, probs })
+    }
+    /// Attention of the one query row `at` of `x [B, L, D]`, whose input is `xq [B, 1, D]`,
+    /// → `[B, 1, D]`, without projecting the keys and values of every position.
+    ///
+    /// For head h, `q·(W_k x_j + b_k) = (W_kᵀ q)·x_j + q·b_k` and
+    /// `Σ_j p_j (W_v x_j + b_v) = W_v (Σ_j p_j x_j) + b_v Σ_j p_j`: folding the projections
+    /// into the query and the weighted sum costs O(B·H·L·D) instead of the O(B·L·D²) of K and
+    /// V over every position, and computes the same function (the same values up to summation
+    /// order, the same gradients, b_k's included). `bias` is `[H, 1, L]`; the attention
+    /// dropout mask is the one the whole `[B, H, L, L]` grid draws for row `at`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_row<F: Float>(
+        &self,
+        tape: &mut Tape<F>,
+        p: &Bound,
+        (x, xq, at): (Var, Var, usize),
+        bias: Option<Var>,
+        key_mask: &Tensor<F>,
+        dropout: f64,
+        seed: u64,
+    ) -> (Var, AttentionTrace) {
+        let shape = tape.shape(x).to_vec();
+        let (b, l, d) = (shape[0], shape[1], shape[2]);
+        let (h, dh) = (self.heads, d / self.heads);
+        // A projection's weight [D, D] as per-head blocks [H, D, dh], its bias as [H, dh].
+        let per_head = |tape: &mut Tape<F>, lin: &Linear| {
+            let w = tape.reshape(p.var(lin.w), &[d, h, dh]);
+            let w = tape.permute(w, &[1, 0, 2]);
+            (w, tape.reshape(p.var(lin.b), &[h, dh]))
+        };
+        let q = self.q.forward(tape, p, xq);
+        let q = tape.reshape(q, &[b, h, dh]);
+        let (wk, bk) = per_head(tape, &self.k);
+        let qt = tape.permute(q, &[1, 2, 0]); // (H, dh, B)
+        let qk = tape.matmul(wk, qt); // W_k,h q_h: (H, D, B)
+        let qk = tape.permute(qk, &[2, 0, 1]); // (B, H, D)
+        let content = tape.matmul_t(qk, x, false, true); // (B, H, L)
+        let qb = tape.mul(q, bk);
+        let qb = tape.sum_axis(qb, 2, true); // q_h·b_k,h: (B, H, 1), the same for every key
+        let content = tape.add(content, qb);
+        let content = tape.scale(content, 1.0 / (dh as f64).sqrt());
+        let context = tape.reshape(content, &[b, h, 1, l]);
+        let mut scores = context;
+        if let Some(bias) = bias {
+            scores = tape.add(scores, bias);
+        }
+        let scores = tape.add_mask(scores, key_mask);
+        let probs = tape.softmax(scores);
+        let rows = MaskRows { full: l, first: at };
+        let dropped = tape.dropout_window(probs, dropout, seed, Some(rows));
+        let pd = tape.reshape(dropped, &[b, h, l]);
+        let xbar = tape.matmul(pd, x); // Σ_j p_hj x_j: (B, H, D)
+        let xbar = tape.permute(xbar, &[1, 0, 2]); // (H, B, D)
+        let (wv, bv) = per_head(tape, &self.v);
+        let ctx = tape.matmul(xbar, wv); // (H, B, dh)
+        let ctx = tape.permute(ctx, &[1, 0, 2]); // (B, H, dh)
+        let mass = tape.sum_axis(pd, 2, true); // Σ_j p_hj: 1 unless dropout removed some
+        let vb = tape.mul(mass, bv);
+        let ctx = tape.add(ctx, vb);
+        let ctx = tape.reshape(ctx, &[b, 1, d]);
         let out = self.o.forward(tape, p, ctx);
         (out, AttentionTrace { context, probs })
     }

@@ -2,7 +2,7 @@
 //! probe showing that T5's bucket boundaries have no gradient.
 use super::model::{
     Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model, ModelConfig, OutputKind,
-    Pooling, Targets,
+    PooledHead, Pooling, Targets,
 };
 use crate::autodiff::gradcheck::MAX_COORDS;
 use crate::autodiff::{GradcheckReport, Tape, Var};
@@ -78,12 +78,14 @@ pub fn small_bias(name: &str) -> Result<BiasConfig, String> {
             l2: 3,
             init_std: 0.5,
             dropout: 0.0,
+            dropout_per_cell: false,
         },
         BiasConfig::At5NoB { .. } => BiasConfig::At5NoB {
             l1: 4,
             l2: 3,
             init_std: 0.5,
             dropout: 0.0,
+            dropout_per_cell: false,
         },
         BiasConfig::Fire { .. } => BiasConfig::Fire { hidden: 6 },
         other => other,
@@ -106,6 +108,7 @@ fn tiny_config(bias: &BiasConfig) -> ModelConfig {
         bias_scope: BiasScope::Shared,
         pooling: Pooling::Mean,
         dropout: Dropouts::NONE,
+        head: PooledHead::default(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The post-LN (BERT-style) encoder block and a stack of them.
 use super::attention::{Attention, AttentionTrace};
 use super::layers::{LayerNorm, Linear};
-use crate::autodiff::{Tape, Var};
+use crate::autodiff::{MaskRows, Tape, Var};
 use crate::float::Float;
 use crate::params::{Bound, ParamStore};
 use crate::tensor::Tensor;
@@ -52,27 +52,48 @@ impl Block {
         }
     }
 
-    /// x `[B, L, D]` → `[B, L, D]`.
+    /// x `[B, L, D]` → `[B, L, D]`, or with `Some(at)` the row `at` alone → `[B, 1, D]`: that
+    /// row's query still attends over every row (see [`Attention::forward_row`]), but the output
+    /// projection, both LayerNorms and the FFN run on that row only — exact when nothing else
+    /// reads the block's other rows, as with last or first pooling in the last block. Its
+    /// dropout masks are the ones the whole block draws for that row. `bias` is `[H, L, L]`, or
+    /// `[H, 1, L]` for a row.
+    #[allow(clippy::too_many_arguments)]
     pub fn forward<F: Float>(
         &self,
         tape: &mut Tape<F>,
         p: &Bound,
         x: Var,
+        row: Option<usize>,
         bias: Option<Var>,
         key_mask: &Tensor<F>,
         drop: BlockDropout,
     ) -> (Var, AttentionTrace) {
         let s = |k: u64| super::mix_seed(drop.seed, k);
-        let (a, trace) = self
-            .attn
-            .forward(tape, p, x, bias, key_mask, drop.attention, s(0));
-        let a = tape.dropout(a, drop.hidden, s(1));
-        let x = tape.add(x, a);
+        let l = tape.shape(x)[1];
+        let (xq, window) = match row {
+            None => (x, None),
+            Some(at) => (
+                tape.slice(x, 1, at, at + 1),
+                Some(MaskRows { full: l, first: at }),
+            ),
+        };
+        let (a, trace) = match row {
+            None => self
+                .attn
+                .forward(tape, p, x, bias, key_mask, drop.attention, s(0)),
+            Some(at) => {
+                self.attn
+                    .forward_row(tape, p, (x, xq, at), bias, key_mask, drop.attention, s(0))
+            }
+        };
+        let a = tape.dropout_window(a, drop.hidden, s(1), window);
+        let x = tape.add(xq, a);
         let x = self.ln1.forward(tape, p, x);
         let f = self.ffn_in.forward(tape, p, x);
         let f = tape.gelu(f);
         let f = self.ffn_out.forward(tape, p, f);
-        let f = tape.dropout(f, drop.hidden, s(2));
+        let f = tape.dropout_window(f, drop.hidden, s(2), window);
         let y = tape.add(x, f);
         (self.ln2.forward(tape, p, y), trace)
     }

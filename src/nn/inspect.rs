@@ -32,6 +32,7 @@ impl<F: Float> Model<F> {
         let mut tape = Tape::<F>::eval();
         let p = store.bind(&mut tape);
         let opts = ForwardOpts {
+            whole_graph: true,
             seed: 0,
             bias_heads,
         };

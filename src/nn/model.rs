@@ -69,6 +69,27 @@ impl Dropouts {
     };
 }
 
+/// What happens to the pooled vector before the output layer: dropout, then LayerNorm
+/// (DESIGN §3). The original code uses the input-dropout rate there, and on the adding problem
+/// neither; the paper preset follows it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PooledHead {
+    /// Dropout rate on the pooled vector; `None`: the hidden rate.
+    pub dropout: Option<f64>,
+    /// Whether a LayerNorm follows.
+    pub norm: bool,
+}
+
+impl Default for PooledHead {
+    /// Hidden-rate dropout and a LayerNorm: what records written before this option ran.
+    fn default() -> Self {
+        PooledHead {
+            dropout: None,
+            norm: true,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 /// Everything that defines a model's shape; stored in checkpoints and run records.
 pub struct ModelConfig {
@@ -94,6 +115,9 @@ pub struct ModelConfig {
     pub pooling: Pooling,
     /// Dropout rates.
     pub dropout: Dropouts,
+    /// The pooled vector's dropout and LayerNorm (absent in older records: the default).
+    #[serde(default)]
+    pub head: PooledHead,
 }
 
 impl ModelConfig {
@@ -134,6 +158,7 @@ impl ModelConfig {
             ("input", d.input),
             ("hidden", d.hidden),
             ("attention", d.attention),
+            ("pooled", self.head.dropout.unwrap_or(0.0)),
         ] {
             if !(0.0..1.0).contains(&p) {
                 return Err(format!("{name} dropout must be in [0, 1), got {p}"));
@@ -172,6 +197,11 @@ pub struct ForwardOpts {
     pub seed: u64,
     /// `Some(keep)`: heads with `keep[h] == false` get no position bias (the head-prior ablation).
     pub bias_heads: Option<Vec<bool>>,
+    /// Compute every row of every block. By default, with last or first pooling, the last block
+    /// computes only the pooled row (the only one that reaches the output; same values and
+    /// gradients up to summation order); this flag turns that off, for comparison and for
+    /// views that read every row's attention.
+    pub whole_graph: bool,
 }
 
 /// The model's output vars and the per-layer attention traces.
@@ -193,7 +223,7 @@ pub struct Forward {
 ///
 /// ```
 /// use at5::nn::{Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model};
-/// use at5::nn::{ModelConfig, OutputKind, Pooling, Targets};
+/// use at5::nn::{ModelConfig, OutputKind, PooledHead, Pooling, Targets};
 /// use at5::position::BiasConfig;
 /// use at5::{ParamStore, Tape};
 ///
@@ -209,6 +239,7 @@ pub struct Forward {
 ///     bias_scope: BiasScope::Shared,
 ///     pooling: Pooling::Last,
 ///     dropout: Dropouts::NONE,
+///     head: PooledHead::default(),
 /// };
 /// let mut store: ParamStore<f64> = ParamStore::new();
 /// let model = Model::new(config, &mut store, 7).unwrap();
@@ -250,7 +281,7 @@ pub struct Model<F: Float> {
     pub biases: Vec<Box<dyn PositionBias<F>>>,
     /// The encoder blocks, first to last.
     pub blocks: Vec<Block>,
-    head_norm: LayerNorm,
+    head_norm: Option<LayerNorm>,
     head: Linear,
 }
 
@@ -298,7 +329,10 @@ impl<F: Float> Model<F> {
         let blocks = (0..config.layers)
             .map(|l| Block::new(store, &format!("encoder.{l}"), d, h, config.ffn, rng))
             .collect();
-        let head_norm = LayerNorm::new(store, "head.ln", d);
+        let head_norm = config
+            .head
+            .norm
+            .then(|| LayerNorm::new(store, "head.ln", d));
         let classes = match config.output {
             OutputKind::Classes(n) => n,
             OutputKind::Regression => 1,
@@ -356,13 +390,37 @@ impl<F: Float> Model<F> {
         Ok(())
     }
 
-    /// The position-bias grids for a length-`l` forward, one per family instance.
-    fn bias_grids(
+    /// The row of the last block that the pooled head reads, when it is the only one that
+    /// reaches the output: `L - 1` for last pooling, 0 for first; `None` for mean pooling or
+    /// with [`ForwardOpts::whole_graph`].
+    pub fn pooled_row(&self, l: usize, opts: &ForwardOpts) -> Option<usize> {
+        match self.config.pooling {
+            _ if opts.whole_graph => None,
+            Pooling::Last => Some(l - 1),
+            Pooling::First => Some(0),
+            Pooling::Mean => None,
+        }
+    }
+
+    /// Which family instance block `i` reads its bias from, if any.
+    fn bias_of_block(&self, i: usize) -> Option<usize> {
+        match self.config.bias_scope {
+            BiasScope::Shared => Some(0),
+            BiasScope::FirstLayer => (i == 0).then_some(0),
+            BiasScope::PerLayer => Some(i),
+        }
+    }
+
+    /// The bias each block receives for a length-`l` forward: `[H, L, L]`, or `[H, 1, L]` for
+    /// the last block when it computes only `row`. An instance read by no whole block
+    /// evaluates that one row, never the whole grid.
+    fn block_biases(
         &self,
         tape: &mut Tape<F>,
         p: &Bound,
         l: usize,
         opts: &ForwardOpts,
+        row: Option<usize>,
     ) -> Vec<Option<Var>> {
         let h = self.config.heads;
         let keep = opts.bias_heads.as_ref().map(|keep| {
@@ -378,17 +436,39 @@ impl<F: Float> Model<F> {
                 .collect();
             Tensor::from_vec(&[h, 1, 1], data)
         });
-        self.biases
+        let last = self.blocks.len() - 1;
+        let pruned = |i: usize| row.is_some() && i == last;
+        let grids: Vec<Option<Var>> = self
+            .biases
             .iter()
             .enumerate()
-            .map(|(i, fam)| {
-                let grid = fam.grid(tape, p, l, l, mix_seed(opts.seed, 1000 + i as u64))?;
+            .map(|(fi, fam)| {
+                let readers: Vec<usize> = (0..self.blocks.len())
+                    .filter(|&i| self.bias_of_block(i) == Some(fi))
+                    .collect();
+                let rows = match row {
+                    Some(at) if readers.iter().all(|&i| pruned(i)) => at..at + 1,
+                    _ => 0..l,
+                };
+                let seed = mix_seed(opts.seed, 1000 + fi as u64);
+                let grid = fam.grid_rows(tape, p, l, l, rows, seed)?;
                 Some(match &keep {
                     Some(k) => {
                         let k = tape.constant(k.clone());
                         tape.mul(grid, k)
                     }
                     None => grid,
+                })
+            })
+            .collect();
+        (0..self.blocks.len())
+            .map(|i| {
+                let grid = grids[self.bias_of_block(i)?]?;
+                Some(match row {
+                    Some(at) if pruned(i) && tape.shape(grid)[1] == l => {
+                        tape.slice(grid, 1, at, at + 1)
+                    }
+                    _ => grid,
                 })
             })
             .collect()
@@ -423,28 +503,29 @@ impl<F: Float> Model<F> {
             x = norm.forward(tape, p, x);
         }
         let mask = key_mask::<F>(&batch.pad, b, l);
-        let grids = self.bias_grids(tape, p, l, opts);
+        let row = self.pooled_row(l, opts);
+        let block_biases = self.block_biases(tape, p, l, opts, row);
+        let last = self.blocks.len() - 1;
         let mut biases = Vec::with_capacity(self.blocks.len());
         let mut traces = Vec::with_capacity(self.blocks.len());
-        for (i, block) in self.blocks.iter().enumerate() {
-            let bias = match self.config.bias_scope {
-                BiasScope::Shared => grids[0],
-                BiasScope::FirstLayer => grids[0].filter(|_| i == 0),
-                BiasScope::PerLayer => grids[i],
-            };
+        for (i, (block, bias)) in self.blocks.iter().zip(block_biases).enumerate() {
             let bd = BlockDropout {
                 hidden: drop.hidden,
                 attention: drop.attention,
                 seed: mix_seed(opts.seed, 10 + i as u64),
             };
-            let (y, trace) = block.forward(tape, p, x, bias, &mask, bd);
+            let block_row = row.filter(|_| i == last);
+            let (y, trace) = block.forward(tape, p, x, block_row, bias, &mask, bd);
             x = y;
             biases.push(bias);
             traces.push(trace);
         }
         let pooled = self.pool(tape, x, batch);
-        let pooled = tape.dropout(pooled, drop.hidden, mix_seed(opts.seed, 2));
-        let pooled = self.head_norm.forward(tape, p, pooled);
+        let rate = self.config.head.dropout.unwrap_or(drop.hidden);
+        let mut pooled = tape.dropout(pooled, rate, mix_seed(opts.seed, 2));
+        if let Some(norm) = &self.head_norm {
+            pooled = norm.forward(tape, p, pooled);
+        }
         let mut output = self.head.forward(tape, p, pooled);
         if self.config.output == OutputKind::Regression {
             output = tape.reshape(output, &[b]);
@@ -456,9 +537,12 @@ impl<F: Float> Model<F> {
         }
     }
 
-    /// x `[B, L, D]` → `[B, D]`.
+    /// x `[B, L, D]` (or `[B, 1, D]`, the pooled row alone) → `[B, D]`.
     fn pool(&self, tape: &mut Tape<F>, x: Var, batch: &Batch) -> Var {
         let (b, l, d) = (batch.b, batch.l, self.config.d_model);
+        if tape.shape(x)[1] == 1 {
+            return tape.reshape(x, &[b, d]);
+        }
         match self.config.pooling {
             Pooling::Last | Pooling::First => {
                 let at = if self.config.pooling == Pooling::Last {

@@ -1,9 +1,10 @@
 //! `alibi`: ALiBi's fixed linear penalty `-m_h |n|` (Press, Smith, Lewis 2022), symmetric.
-use super::{PositionBias, offset_ids, offsets};
+use super::{PositionBias, offset_ids_rows, offsets};
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
 use crate::params::{Bound, ParamId};
 use crate::tensor::Tensor;
+use std::ops::Range;
 
 /// The head slopes of the official `get_slopes`: `2^(-8h/H)`, h = 1..H, for H a power of two;
 /// otherwise those of the largest power of two `n2 < H`, then every other slope of `2·n2`
@@ -46,9 +47,18 @@ impl<F: Float> PositionBias<F> for Alibi {
     fn family(&self) -> &'static str {
         "alibi"
     }
-    fn grid(&self, tape: &mut Tape<F>, _: &Bound, lq: usize, lk: usize, _: u64) -> Option<Var> {
+    fn grid_rows(
+        &self,
+        tape: &mut Tape<F>,
+        _: &Bound,
+        lq: usize,
+        lk: usize,
+        rows: Range<usize>,
+        _: u64,
+    ) -> Option<Var> {
+        let n_rows = rows.len();
         let ns = offsets(lq, lk);
-        let ids = offset_ids(lq, lk);
+        let ids = offset_ids_rows(lq, lk, rows);
         let mut data = Vec::with_capacity(self.slopes.len() * ids.len());
         for &m in &self.slopes {
             data.extend(
@@ -56,7 +66,7 @@ impl<F: Float> PositionBias<F> for Alibi {
                     .map(|&r| F::from_f64(-m * ns[r].unsigned_abs() as f64)),
             );
         }
-        let grid = Tensor::from_vec(&[self.slopes.len(), lq, lk], data);
+        let grid = Tensor::from_vec(&[self.slopes.len(), n_rows, lk], data);
         Some(tape.constant(grid))
     }
     fn param_ids(&self) -> Vec<ParamId> {

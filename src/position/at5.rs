@@ -1,10 +1,12 @@
 //! `at5`: AT5's learnable soft bucket `1 - exp(-alpha |n|)` per head and direction, then an MLP.
-use super::{PositionBias, abs_offsets, gather_offsets};
+use super::{PositionBias, abs_offsets, gather_offsets, offset_ids_rows};
+use crate::autodiff::MaskRows;
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
+use std::ops::Range;
 
 /// AT5's soft bucket: `1 - exp(-alpha n)` for `n > 0`, `1 - exp(beta n)` for `n <= 0`.
 ///
@@ -35,6 +37,9 @@ pub struct MlpOptions {
     pub init_std: f64,
     /// Dropout after the first hidden layer (training only).
     pub dropout: f64,
+    /// Draw that dropout per cell `(h, i, j)` of the bias grid, as the original code, instead
+    /// of once per offset `n` (which keeps the training bias a function of `n` alone).
+    pub per_cell: bool,
 }
 
 impl MlpOptions {
@@ -107,11 +112,22 @@ impl HeadMlp {
         dropout: f64,
         seed: u64,
     ) -> Var {
-        let [w1, b1, w2, b2, w3, b3] = self.ids.map(|id| params.var(id));
+        let h = self.first_layer(tape, params, x);
+        let h = tape.dropout(h, dropout, seed);
+        self.last_layers(tape, params, h)
+    }
+
+    /// `x [H, m, 1] -> relu(x w1 + b1)`, `[H, m, l1]`.
+    fn first_layer<F: Float>(&self, tape: &mut Tape<F>, params: &Bound, x: Var) -> Var {
+        let [w1, b1] = [self.ids[0], self.ids[1]].map(|id| params.var(id));
         let h = tape.matmul(x, w1);
         let h = tape.add(h, b1);
-        let h = tape.relu(h);
-        let h = tape.dropout(h, dropout, seed);
+        tape.relu(h)
+    }
+
+    /// `h [H, m, l1] -> relu(h w2 + b2) w3 + b3`, `[H, m, 1]`.
+    fn last_layers<F: Float>(&self, tape: &mut Tape<F>, params: &Bound, h: Var) -> Var {
+        let [w2, b2, w3, b3] = [2, 3, 4, 5].map(|k| params.var(self.ids[k]));
         let h = tape.matmul(h, w2);
         let h = tape.add(h, b2);
         let h = tape.relu(h);
@@ -127,6 +143,7 @@ pub(super) struct BucketMlp {
     neg: HeadMlp,
     pos: HeadMlp,
     dropout: f64,
+    per_cell: bool,
 }
 
 /// Independent dropout streams per direction from one seed (splitmix64 of the stream index).
@@ -151,6 +168,7 @@ impl BucketMlp {
             neg,
             pos,
             dropout: o.dropout,
+            per_cell: o.per_cell,
         }
     }
 
@@ -158,18 +176,22 @@ impl BucketMlp {
         self.neg.ids.iter().chain(&self.pos.ids).copied().collect()
     }
 
-    /// `input [lq + lk - 1, H]`, one row per offset of [`super::offsets`], to the grid
-    /// `[H, lq, lk]`. The first `lq` rows are the offsets `n <= 0`, the rest `n > 0`. The MLP
-    /// runs once per offset, so a dropout mask is shared by all cells of one offset.
+    /// `input [lq + lk - 1, H]`, one row per offset of [`super::offsets`], to the query rows
+    /// `rows` of the grid `[H, lq, lk]`. The first `lq` rows of `input` are the offsets
+    /// `n <= 0`, the rest `n > 0`. The MLP runs once per offset, so a dropout mask is shared by
+    /// all cells of one offset, whichever rows are gathered; with per-cell dropout on a
+    /// training tape, see [`BucketMlp::grid_per_cell`].
     pub(super) fn grid<F: Float>(
         &self,
         tape: &mut Tape<F>,
         params: &Bound,
         input: Var,
-        lq: usize,
-        lk: usize,
+        (lq, lk, rows): (usize, usize, Range<usize>),
         seed: u64,
     ) -> Var {
+        if self.per_cell && self.dropout > 0.0 && tape.is_training() {
+            return self.grid_per_cell(tape, params, input, (lq, lk, rows), seed);
+        }
         let heads = tape.shape(input)[1];
         let run = |tape: &mut Tape<F>, mlp: &HeadMlp, start: usize, end: usize, k: u64| {
             let x = tape.slice(input, 0, start, end);
@@ -184,7 +206,56 @@ impl BucketMlp {
         }
         let by_head = tape.concat(&parts, 1);
         let per_offset = tape.permute(by_head, &[1, 0]);
-        gather_offsets(tape, per_offset, lq, lk)
+        gather_offsets(tape, per_offset, lq, lk, rows)
+    }
+
+    /// [`BucketMlp::grid`] with its dropout drawn per cell `(h, i, j)`: the first layer still
+    /// runs once per offset, its output is spread over the cells of `rows`, dropped there (the
+    /// masks of those rows of the whole `[H, lq, lk, l1]` grid), and the last layers run per
+    /// cell, each direction's on every cell with a select by the sign of `n`. O(H·rows·lk·l1·l2)
+    /// per step: one row when the last block is pruned, `lq` rows otherwise.
+    fn grid_per_cell<F: Float>(
+        &self,
+        tape: &mut Tape<F>,
+        params: &Bound,
+        input: Var,
+        (lq, lk, rows): (usize, usize, Range<usize>),
+        seed: u64,
+    ) -> Var {
+        let heads = tape.shape(input)[1];
+        let first = |tape: &mut Tape<F>, mlp: &HeadMlp, start: usize, end: usize| {
+            let x = tape.slice(input, 0, start, end);
+            let x = tape.permute(x, &[1, 0]);
+            let x = tape.reshape(x, &[heads, end - start, 1]);
+            mlp.first_layer(tape, params, x)
+        };
+        let n = lq + lk - 1;
+        let mut parts = vec![first(tape, &self.neg, 0, lq)];
+        if lk > 1 {
+            parts.push(first(tape, &self.pos, lq, n));
+        }
+        let hidden = tape.concat(&parts, 1); // (H, offsets, l1)
+        let l1 = tape.shape(hidden)[2];
+        let by_offset = tape.permute(hidden, &[1, 0, 2]);
+        let by_offset = tape.reshape(by_offset, &[n, heads * l1]);
+        let r = rows.len();
+        let cond: Vec<bool> = (0..heads)
+            .flat_map(|_| rows.clone().flat_map(|i| (0..lk).map(move |j| j <= i)))
+            .collect();
+        let window = MaskRows {
+            full: lq,
+            first: rows.start,
+        };
+        let cells = tape.embedding(by_offset, &offset_ids_rows(lq, lk, rows));
+        let cells = tape.reshape(cells, &[r, lk, heads, l1]);
+        let cells = tape.permute(cells, &[2, 0, 1, 3]);
+        let cells = tape.reshape(cells, &[heads, r, lk * l1]);
+        let cells = tape.dropout_window(cells, self.dropout, stream(seed, 2), Some(window));
+        let cells = tape.reshape(cells, &[heads, r * lk, l1]);
+        let neg = self.neg.last_layers(tape, params, cells);
+        let pos = self.pos.last_layers(tape, params, cells);
+        let y = tape.where_(&cond, neg, pos);
+        tape.reshape(y, &[heads, r, lk])
     }
 }
 
@@ -270,16 +341,17 @@ impl<F: Float> PositionBias<F> for At5 {
     fn family(&self) -> &'static str {
         "at5"
     }
-    fn grid(
+    fn grid_rows(
         &self,
         tape: &mut Tape<F>,
         params: &Bound,
         lq: usize,
         lk: usize,
+        rows: Range<usize>,
         seed: u64,
     ) -> Option<Var> {
         let f = self.soft_buckets(tape, params, lq, lk);
-        Some(self.mlp.grid(tape, params, f, lq, lk, seed))
+        Some(self.mlp.grid(tape, params, f, (lq, lk, rows), seed))
     }
     fn slopes(&self, params: &ParamStore<F>) -> Option<(Vec<f64>, Vec<f64>)> {
         let rate = |id| {

@@ -9,6 +9,7 @@ use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
+use std::ops::Range;
 
 /// `{prefix}.w` `[2L - 1, H]` (row `n + L - 1`) and AT5's two MLPs:
 /// `(2L - 1)·H + 2·H·(l1 + l1 + l1·l2 + l2 + l2 + 1)` parameters. Offsets beyond the training
@@ -41,19 +42,20 @@ impl<F: Float> PositionBias<F> for At5NoB {
     fn family(&self) -> &'static str {
         "at5-nob"
     }
-    fn grid(
+    fn grid_rows(
         &self,
         tape: &mut Tape<F>,
         params: &Bound,
         lq: usize,
         lk: usize,
+        rows: Range<usize>,
         seed: u64,
     ) -> Option<Var> {
         // Clamping keeps each offset's sign, so rows split into directions as in AT5.
-        let rows = clamped_offset_rows(lq, lk, self.max_len);
-        let w = tape.embedding(params.var(self.w), &rows);
+        let table_rows = clamped_offset_rows(lq, lk, self.max_len);
+        let w = tape.embedding(params.var(self.w), &table_rows);
         let f = tape.sigmoid(w);
-        Some(self.mlp.grid(tape, params, f, lq, lk, seed))
+        Some(self.mlp.grid(tape, params, f, (lq, lk, rows), seed))
     }
     fn param_ids(&self) -> Vec<ParamId> {
         let mut ids = vec![self.w];

@@ -38,6 +38,10 @@ pub enum BiasConfig {
         init_std: f64,
         /// Dropout inside the MLP (the input-dropout rate).
         dropout: f64,
+        /// That dropout drawn per grid cell (the original code) rather than per offset.
+        /// Absent in records written before the option, which dropped per offset.
+        #[serde(default)]
+        dropout_per_cell: bool,
     },
     /// AT5 with the soft bucket replaced by a free table `sigmoid(w_h[n])`.
     At5NoB {
@@ -49,6 +53,9 @@ pub enum BiasConfig {
         init_std: f64,
         /// Dropout inside the MLP (the input-dropout rate).
         dropout: f64,
+        /// As AT5's.
+        #[serde(default)]
+        dropout_per_cell: bool,
     },
     /// ALiBi's fixed linear penalty `-m_h |n|` (Press et al. 2022), symmetric for an encoder.
     Alibi,
@@ -94,12 +101,14 @@ impl BiasConfig {
                 l2: 2,
                 init_std: 0.01,
                 dropout: 0.0,
+                dropout_per_cell: false,
             },
             "at5-nob" => BiasConfig::At5NoB {
                 l1: 15,
                 l2: 2,
                 init_std: 0.01,
                 dropout: 0.0,
+                dropout_per_cell: false,
             },
             "alibi" => BiasConfig::Alibi,
             "kerple-log" => BiasConfig::KerpleLog,
@@ -213,12 +222,14 @@ pub fn build<F: Float>(
             l2,
             init_std,
             dropout,
+            dropout_per_cell,
         } => {
             let mlp = MlpOptions {
                 l1: *l1,
                 l2: *l2,
                 init_std: *init_std,
                 dropout: *dropout,
+                per_cell: *dropout_per_cell,
             };
             let slopes = (*slope_min, *slope_max);
             Box::new(super::At5::new(
@@ -230,12 +241,14 @@ pub fn build<F: Float>(
             l2,
             init_std,
             dropout,
+            dropout_per_cell,
         } => {
             let mlp = MlpOptions {
                 l1: *l1,
                 l2: *l2,
                 init_std: *init_std,
                 dropout: *dropout,
+                per_cell: *dropout_per_cell,
             };
             Box::new(super::At5NoB::new(
                 &mlp, heads, max_len, store, prefix, rng,

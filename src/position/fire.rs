@@ -8,6 +8,7 @@ use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
+use std::ops::Range;
 
 const EPS: f64 = 1e-6;
 
@@ -128,13 +129,15 @@ impl<F: Float> PositionBias<F> for Fire {
     /// When every query index is at most `L_thr` (the usual case up to the training length)
     /// the normalizer is `ψ(L_thr)` for all rows, so the bias depends on `n` alone and the MLP
     /// runs on the `lq + lk - 1` offsets; the function computed is the same, so are its
-    /// gradients. Otherwise rows `i > L_thr` normalise by `ψ(i)` and the MLP runs on every cell.
-    fn grid(
+    /// gradients. Otherwise rows `i > L_thr` normalise by `ψ(i)` and the MLP runs on every cell
+    /// of the rows asked for.
+    fn grid_rows(
         &self,
         tape: &mut Tape<F>,
         params: &Bound,
         lq: usize,
         lk: usize,
+        rows: Range<usize>,
         _: u64,
     ) -> Option<Var> {
         let c_abs = abs(tape, params.var(self.c));
@@ -149,28 +152,29 @@ impl<F: Float> PositionBias<F> for Fire {
             let x = tape.div(num, den);
             let neg: Vec<bool> = (0..lq + lk - 1).map(|r| r < lq).collect();
             let per_offset = self.by_direction(tape, params, x, &neg);
-            return Some(gather_offsets(tape, per_offset, lq, lk));
+            return Some(gather_offsets(tape, per_offset, lq, lk, rows));
         }
+        let n = rows.len();
         let f = |v: usize| F::from_f64(v as f64);
-        let rows: Vec<F> = (0..lq).map(f).collect();
-        let i_col = tape.constant(Tensor::from_vec(&[lq, 1], rows));
-        let zeros = tape.constant(Tensor::zeros(&[lq, 1]));
+        let i_col = tape.constant(Tensor::from_vec(&[n, 1], rows.clone().map(f).collect()));
+        let zeros = tape.constant(Tensor::zeros(&[n, 1]));
         let thr_col = tape.add(zeros, thr);
-        let past: Vec<bool> = (0..lq).map(|i| i as f64 > thr_value).collect();
+        let past: Vec<bool> = rows.clone().map(|i| i as f64 > thr_value).collect();
         let norm = tape.where_(&past, i_col, thr_col);
         let den = psi(tape, norm, c_abs);
         let den = tape.add_scalar(den, EPS);
-        let dist: Vec<F> = (0..lq)
+        let dist: Vec<F> = rows
+            .clone()
             .flat_map(|i| (0..lk).map(move |j| f(j.abs_diff(i))))
             .collect();
-        let dist = tape.constant(Tensor::from_vec(&[lq, lk], dist));
+        let dist = tape.constant(Tensor::from_vec(&[n, lk], dist));
         let num = psi(tape, dist, c_abs);
         let x = tape.div(num, den);
-        let x = tape.reshape(x, &[lq * lk, 1]);
-        let neg: Vec<bool> = (0..lq).flat_map(|i| (0..lk).map(move |j| j <= i)).collect();
+        let x = tape.reshape(x, &[n * lk, 1]);
+        let neg: Vec<bool> = rows.flat_map(|i| (0..lk).map(move |j| j <= i)).collect();
         let cells = self.by_direction(tape, params, x, &neg);
         let heads = tape.shape(cells)[1];
-        let grid = tape.reshape(cells, &[lq, lk, heads]);
+        let grid = tape.reshape(cells, &[n, lk, heads]);
         Some(tape.permute(grid, &[2, 0, 1]))
     }
     fn param_ids(&self) -> Vec<ParamId> {

@@ -5,6 +5,7 @@ use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
+use std::ops::Range;
 
 /// The floor both KERPLE parameters are projected onto after every update.
 pub const KERPLE_MIN: f64 = 0.01;
@@ -38,12 +39,13 @@ impl<F: Float> PositionBias<F> for KerpleLog {
     fn family(&self) -> &'static str {
         "kerple-log"
     }
-    fn grid(
+    fn grid_rows(
         &self,
         tape: &mut Tape<F>,
         params: &Bound,
         lq: usize,
         lk: usize,
+        rows: Range<usize>,
         _: u64,
     ) -> Option<Var> {
         let abs_n = abs_offsets(tape, lq, lk);
@@ -52,7 +54,7 @@ impl<F: Float> PositionBias<F> for KerpleLog {
         let x = tape.ln(x);
         let x = tape.mul(x, params.var(self.r1));
         let per_offset = tape.neg(x);
-        Some(gather_offsets(tape, per_offset, lq, lk))
+        Some(gather_offsets(tape, per_offset, lq, lk, rows))
     }
     /// Clamps r1 and r2 to at least [`KERPLE_MIN`]: the kernel is conditionally positive
     /// definite only for positive parameters, and r2 > 0 keeps the log's argument >= 1.

@@ -29,6 +29,7 @@ use crate::autodiff::{Tape, Var};
 use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
+use std::ops::Range;
 
 /// A bias family bound to its parameters in a model's [`ParamStore`].
 pub trait PositionBias<F: Float>: Send + Sync {
@@ -43,6 +44,22 @@ pub trait PositionBias<F: Float>: Send + Sync {
         params: &Bound,
         lq: usize,
         lk: usize,
+        seed: u64,
+    ) -> Option<Var> {
+        self.grid_rows(tape, params, lq, lk, 0..lq, seed)
+    }
+
+    /// The query rows `rows` of [`PositionBias::grid`], `[H, rows.len(), lk]`, with the same
+    /// values and the same dropout masks (a pruned last block reads one row). Families that
+    /// learn a per-offset function still evaluate it on all `lq + lk - 1` offsets, O(L), but
+    /// gather only the rows asked for.
+    fn grid_rows(
+        &self,
+        tape: &mut Tape<F>,
+        params: &Bound,
+        lq: usize,
+        lk: usize,
+        rows: Range<usize>,
         seed: u64,
     ) -> Option<Var>;
 
@@ -66,8 +83,17 @@ pub trait PositionBias<F: Float>: Send + Sync {
 /// Index of offset `n = j - i` in a per-offset table of `lq + lk - 1` rows: `n + lq - 1`.
 /// Row-major over `(i, j)`, so a `[lq + lk - 1, H]` table gathered with these ids is `[lq·lk, H]`.
 pub fn offset_ids(lq: usize, lk: usize) -> Vec<usize> {
-    let mut ids = Vec::with_capacity(lq * lk);
-    for i in 0..lq {
+    offset_ids_rows(lq, lk, 0..lq)
+}
+
+/// [`offset_ids`] for the query rows `rows` only.
+pub fn offset_ids_rows(lq: usize, lk: usize, rows: Range<usize>) -> Vec<usize> {
+    assert!(
+        rows.end <= lq,
+        "offset_ids: rows {rows:?} outside {lq} queries"
+    );
+    let mut ids = Vec::with_capacity(rows.len() * lk);
+    for i in rows {
         for j in 0..lk {
             ids.push(j + lq - 1 - i);
         }
@@ -102,18 +128,26 @@ pub(crate) fn abs_offsets<F: Float>(tape: &mut Tape<F>, lq: usize, lk: usize) ->
     tape.constant(Tensor::from_vec(&[lq + lk - 1, 1], d))
 }
 
-/// Spreads a per-offset table `[lq + lk - 1, H]` over the grid `[H, lq, lk]`.
+/// Spreads a per-offset table `[lq + lk - 1, H]` over the query rows `rows` of the grid
+/// `[H, lq, lk]`, giving `[H, rows.len(), lk]`.
 ///
 /// Learnable biases depend on `n` alone, so they are evaluated on the `lq + lk - 1` offsets and
 /// gathered here: O(L) function evaluations instead of O(L²); the gather's backward scatter-adds.
-pub fn gather_offsets<F: Float>(tape: &mut Tape<F>, per_offset: Var, lq: usize, lk: usize) -> Var {
+pub fn gather_offsets<F: Float>(
+    tape: &mut Tape<F>,
+    per_offset: Var,
+    lq: usize,
+    lk: usize,
+    rows: Range<usize>,
+) -> Var {
     let shape = tape.shape(per_offset).to_vec();
     assert!(
         shape.len() == 2 && shape[0] == lq + lk - 1,
         "gather_offsets: table {shape:?} does not cover {lq}x{lk} offsets"
     );
     let h = shape[1];
-    let cells = tape.embedding(per_offset, &offset_ids(lq, lk));
-    let grid = tape.reshape(cells, &[lq, lk, h]);
+    let n = rows.len();
+    let cells = tape.embedding(per_offset, &offset_ids_rows(lq, lk, rows));
+    let grid = tape.reshape(cells, &[n, lk, h]);
     tape.permute(grid, &[2, 0, 1])
 }

@@ -4,6 +4,7 @@ use crate::autodiff::{Tape, Var};
 use crate::float::Float;
 use crate::params::{Bound, ParamId};
 use crate::tensor::Tensor;
+use std::ops::Range;
 
 /// `pe[pos, 2i] = sin(pos / 10000^(2i/d))`, `pe[pos, 2i+1] = cos(pos / 10000^(2i/d))`, as
 /// `[len, d]`. An odd `d` ends on a sine column.
@@ -27,7 +28,15 @@ impl<F: Float> PositionBias<F> for Sinusoidal {
     fn family(&self) -> &'static str {
         "sinusoidal"
     }
-    fn grid(&self, _: &mut Tape<F>, _: &Bound, _: usize, _: usize, _: u64) -> Option<Var> {
+    fn grid_rows(
+        &self,
+        _: &mut Tape<F>,
+        _: &Bound,
+        _: usize,
+        _: usize,
+        _: Range<usize>,
+        _: u64,
+    ) -> Option<Var> {
         None
     }
     fn input_encoding(&self, len: usize, d_model: usize) -> Option<Tensor<F>> {

@@ -5,6 +5,7 @@ use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
+use std::ops::Range;
 
 /// Checks that a T5 bucket configuration gives in-range, monotone buckets.
 ///
@@ -99,7 +100,8 @@ pub struct T5 {
 }
 
 impl T5 {
-    /// Registers `{prefix}.table`, initialised N(0, 0.02²) as in T5.
+    /// Registers `{prefix}.table`, initialised truncated N(0, 0.02²) (redrawn beyond two std), as
+    /// the original code.
     pub fn new<F: Float>(
         num_buckets: usize,
         max_distance: usize,
@@ -110,7 +112,7 @@ impl T5 {
         rng: &mut StdRng,
     ) -> Result<T5, String> {
         check_t5_config(num_buckets, max_distance, bidirectional)?;
-        let init = Tensor::normal_from(&[num_buckets, heads], 0.0, 0.02, rng);
+        let init = Tensor::truncated_normal_from(&[num_buckets, heads], 0.02, rng);
         let table = store.add(&format!("{prefix}.table"), init);
         Ok(T5 {
             num_buckets,
@@ -133,16 +135,17 @@ impl<F: Float> PositionBias<F> for T5 {
     fn family(&self) -> &'static str {
         "t5"
     }
-    fn grid(
+    fn grid_rows(
         &self,
         tape: &mut Tape<F>,
         params: &Bound,
         lq: usize,
         lk: usize,
+        rows: Range<usize>,
         _: u64,
     ) -> Option<Var> {
         let per_offset = tape.embedding(params.var(self.table), &self.buckets(lq, lk));
-        Some(super::gather_offsets(tape, per_offset, lq, lk))
+        Some(super::gather_offsets(tape, per_offset, lq, lk, rows))
     }
     fn param_ids(&self) -> Vec<ParamId> {
         vec![self.table]

@@ -5,6 +5,7 @@ use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
+use std::ops::Range;
 
 /// A free table `[2·max_len - 1, H]`, row `n + max_len - 1` for offset `n`: `(2L - 1)·H`
 /// parameters. Offsets beyond the training length reuse the edge row.
@@ -14,7 +15,7 @@ pub struct T5NoB {
 }
 
 impl T5NoB {
-    /// Registers `{prefix}.table`, initialised N(0, 0.02²) as T5's bucket table.
+    /// Registers `{prefix}.table`, initialised truncated N(0, 0.02²) as T5's bucket table.
     pub fn new<F: Float>(
         heads: usize,
         max_len: usize,
@@ -22,7 +23,7 @@ impl T5NoB {
         prefix: &str,
         rng: &mut StdRng,
     ) -> T5NoB {
-        let init = Tensor::normal_from(&[2 * max_len - 1, heads], 0.0, 0.02, rng);
+        let init = Tensor::truncated_normal_from(&[2 * max_len - 1, heads], 0.02, rng);
         let table = store.add(&format!("{prefix}.table"), init);
         T5NoB { max_len, table }
     }
@@ -32,17 +33,18 @@ impl<F: Float> PositionBias<F> for T5NoB {
     fn family(&self) -> &'static str {
         "t5-nob"
     }
-    fn grid(
+    fn grid_rows(
         &self,
         tape: &mut Tape<F>,
         params: &Bound,
         lq: usize,
         lk: usize,
+        rows: Range<usize>,
         _: u64,
     ) -> Option<Var> {
-        let rows = clamped_offset_rows(lq, lk, self.max_len);
-        let per_offset = tape.embedding(params.var(self.table), &rows);
-        Some(gather_offsets(tape, per_offset, lq, lk))
+        let table_rows = clamped_offset_rows(lq, lk, self.max_len);
+        let per_offset = tape.embedding(params.var(self.table), &table_rows);
+        Some(gather_offsets(tape, per_offset, lq, lk, rows))
     }
     fn param_ids(&self) -> Vec<ParamId> {
         vec![self.table]

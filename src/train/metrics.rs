@@ -20,26 +20,23 @@ pub struct Metrics {
     pub mse: Option<f64>,
 }
 
-/// Evaluates `examples` padded to `l`, optionally with some heads' bias turned off.
+/// Evaluates `examples` padded to `l` on an evaluation tape (no dropout, nothing kept for a
+/// backward), with `opts`' head ablation and graph choice.
 pub fn evaluate(
     model: &Model<f32>,
     store: &ParamStore<f32>,
     examples: &[Example],
     l: usize,
-    bias_heads: Option<Vec<bool>>,
+    opts: &ForwardOpts,
 ) -> Metrics {
     let (mut loss, mut correct, mut sq) = (0.0f64, 0usize, 0.0f64);
-    let opts = ForwardOpts {
-        seed: 0,
-        bias_heads,
-    };
     let mut tape = Tape::<f32>::eval();
     for chunk in examples.chunks(EVAL_BATCH) {
         tape.clear();
         let refs: Vec<&Example> = chunk.iter().collect();
         let (batch, targets) = make_batch(&refs, l);
         let p = store.bind(&mut tape);
-        let out = model.forward(&mut tape, &p, &batch, &opts).output;
+        let out = model.forward(&mut tape, &p, &batch, opts).output;
         let l_var = model.loss(&mut tape, out, &targets);
         loss += tape.value(l_var).data[0] as f64 * chunk.len() as f64;
         let y = &tape.value(out).data;

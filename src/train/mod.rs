@@ -108,7 +108,7 @@ pub enum Event<'a> {
 ///
 /// ```
 /// use at5::data::{LagKConfig, TaskConfig, TaskKind};
-/// use at5::nn::{BiasScope, Dropouts};
+/// use at5::nn::{BiasScope, Dropouts, PooledHead};
 /// use at5::train::{self, ModelSpec, TaskSource, TrainConfig, Trainer, bias_for};
 ///
 /// let task = LagKConfig {
@@ -127,15 +127,17 @@ pub enum Event<'a> {
 ///         heads: 2,
 ///         ffn: 32,
 ///         layers: 1,
-///         bias: bias_for("at5", TaskKind::LagK, 8, Dropouts::NONE).unwrap(),
+///         bias: bias_for("at5", TaskKind::LagK, 8, (0.0, false)).unwrap(),
 ///         bias_scope: BiasScope::Shared,
 ///         dropout: Dropouts::NONE,
+///         head: PooledHead::default(),
 ///     },
 ///     lr: 3e-3,
 ///     batch: 32,
 ///     epochs: 3,
 ///     seed: 5,
 ///     patience: None,
+///     whole_graph: false,
 /// };
 /// let out = std::env::temp_dir().join(format!("at5-doc-run-{}", std::process::id()));
 /// let record = train::run(Trainer::new(config).unwrap(), &out, |_| {}).unwrap();

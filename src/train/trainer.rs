@@ -141,6 +141,7 @@ impl Trainer {
         let opts = ForwardOpts {
             seed: mix_seed(self.config.seed ^ 0xD0_0D, self.state.step),
             bias_heads: None,
+            whole_graph: self.config.whole_graph,
         };
         let out = self.model.forward(&mut self.tape, &p, &batch, &opts).output;
         let loss = self.model.loss(&mut self.tape, out, &targets);
@@ -199,13 +200,17 @@ impl Trainer {
         self.data.train = train;
         result?;
         let l = self.data.max_len;
-        let dev = evaluate(&self.model, &self.store, &self.data.dev, l, None);
+        let opts = ForwardOpts {
+            whole_graph: self.config.whole_graph,
+            ..ForwardOpts::default()
+        };
+        let dev = evaluate(&self.model, &self.store, &self.data.dev, l, &opts);
         let improved = self
             .state
             .best
             .as_ref()
             .is_none_or(|b| dev.accuracy > b.dev.accuracy);
-        let test = improved.then(|| evaluate(&self.model, &self.store, &self.data.test, l, None));
+        let test = improved.then(|| evaluate(&self.model, &self.store, &self.data.test, l, &opts));
         if let Some(t) = test {
             self.state.best = Some(Best {
                 epoch: epoch + 1,

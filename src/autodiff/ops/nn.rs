@@ -4,7 +4,8 @@ use super::zeros;
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
-use rand::{RngExt, SeedableRng, rngs::StdRng};
+use rand::rngs::ChaCha12Rng;
+use rand::{RngExt, SeedableRng};
 use rayon::prelude::*;
 
 /// (output row, input row) and that row's (mean, rstd).
@@ -13,10 +14,62 @@ type RowPair<'a, F> = ((&'a mut [F], &'a [F]), &'a mut (F, F));
 /// Rows per parallel task: fixed, so partial sums combine the same way at any thread count.
 const ROWS: usize = 32;
 
-/// The keep-mask of a dropout with drop probability `p`, regenerated identically from `seed`.
+/// The keep-mask of a dropout with drop probability `p`, regenerated identically from `seed`:
+/// element `i` keeps when the `i`-th f64 of the ChaCha12 stream of `seed` is at least `p`.
+/// (The same stream as `StdRng::seed_from_u64(seed)`; ChaCha12 is named so it can seek.)
 pub(crate) fn dropout_keep(n: usize, p: f64, seed: u64) -> impl Iterator<Item = bool> {
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = ChaCha12Rng::seed_from_u64(seed);
     (0..n).map(move |_| rng.random::<f64>() >= p)
+}
+
+/// Rows `first..first + r` of a `[outer, full, inner]` tensor: where a tensor of `r` such rows
+/// per outer index sits in the tensor the whole graph would have dropped. A pruned graph that
+/// computes only some rows draws their masks from this window, exactly as the whole graph does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MaskRows {
+    /// Rows per outer index in the whole tensor.
+    pub full: usize,
+    /// The first row kept.
+    pub first: usize,
+}
+
+/// The keep-mask of an `[outer, rows, inner]` tensor that is the window `w` of a whole tensor
+/// (`None`: the tensor is whole): the same flags [`dropout_keep`] gives those elements of the
+/// whole tensor. Each outer index seeks into the stream, so nothing outside the window is drawn.
+pub(crate) fn dropout_keep_window(
+    (outer, rows, inner): (usize, usize, usize),
+    w: Option<MaskRows>,
+    p: f64,
+    seed: u64,
+) -> Vec<bool> {
+    let n = outer * rows * inner;
+    let w = match w {
+        Some(w) if !(w.first == 0 && w.full == rows) => w,
+        _ => return dropout_keep(n, p, seed).collect(),
+    };
+    assert!(
+        w.first + rows <= w.full,
+        "dropout: rows {}..{} outside {} rows",
+        w.first,
+        w.first + rows,
+        w.full
+    );
+    let mut rng = ChaCha12Rng::seed_from_u64(seed);
+    let mut keep = Vec::with_capacity(n);
+    for o in 0..outer {
+        // One f64 draw is one u64, two 32-bit words of the stream.
+        let first = (o * w.full + w.first) * inner;
+        rng.set_word_pos(2 * first as u128);
+        keep.extend((0..rows * inner).map(|_| rng.random::<f64>() >= p));
+    }
+    keep
+}
+
+/// `[outer, rows, inner]` of a shape: its last two axes, and the product of the others.
+fn window_dims(shape: &[usize]) -> (usize, usize, usize) {
+    let k = shape.len();
+    assert!(k >= 2, "dropout window: shape {shape:?} needs two axes");
+    (shape[..k - 2].iter().product(), shape[k - 2], shape[k - 1])
 }
 
 impl<F: Float> Tape<F> {
@@ -98,20 +151,34 @@ impl<F: Float> Tape<F> {
     /// Inverted dropout: zero each element with probability `p`, scale the rest by 1/(1-p).
     /// The mask comes from `seed` alone. The identity on an evaluation tape or when p = 0.
     pub fn dropout(&mut self, x: Var, p: f64, seed: u64) -> Var {
+        self.dropout_window(x, p, seed, None)
+    }
+
+    /// [`Tape::dropout`] of `x [.., r, inner]` as the rows `rows` of the tensor the whole graph
+    /// would drop: each kept element gets the mask that element gets there.
+    pub fn dropout_window(&mut self, x: Var, p: f64, seed: u64, rows: Option<MaskRows>) -> Var {
         assert!((0.0..1.0).contains(&p), "dropout: p = {p} is not in [0, 1)");
         if !self.is_training() || p == 0.0 {
             return x;
         }
         let xv = self.value(x);
         let k = F::from_f64(1.0 / (1.0 - p));
-        let data = xv
-            .data
-            .iter()
-            .zip(dropout_keep(xv.len(), p, seed))
-            .map(|(&v, keep)| if keep { v * k } else { F::ZERO })
-            .collect();
+        let apply = |keep: &mut dyn Iterator<Item = bool>| -> Vec<F> {
+            xv.data
+                .iter()
+                .zip(keep)
+                .map(|(&v, keep)| if keep { v * k } else { F::ZERO })
+                .collect()
+        };
+        let data = match rows {
+            None => apply(&mut dropout_keep(xv.len(), p, seed)),
+            Some(w) => {
+                let keep = dropout_keep_window(window_dims(&xv.shape), Some(w), p, seed);
+                apply(&mut keep.into_iter())
+            }
+        };
         let t = Tensor::from_vec(&xv.shape, data);
-        self.push(Op::Dropout { x, p, seed }, t)
+        self.push(Op::Dropout { x, p, seed, rows }, t)
     }
 
     /// `cond ? a : b` elementwise; a and b have one shape, `cond` one flag per element. The
@@ -215,17 +282,24 @@ pub(crate) fn embedding_backward<F: Float>(
 
 pub(crate) fn dropout_backward<F: Float>(
     tape: &Tape<F>,
-    x: Var,
-    p: f64,
-    seed: u64,
+    (x, p, seed, rows): (Var, f64, u64, Option<MaskRows>),
     g: &[F],
     grads: &mut Grads<F>,
 ) {
     let k = F::from_f64(1.0 / (1.0 - p));
     if let Some(d) = grads.slot(tape, x) {
-        for ((d, &g), keep) in d.iter_mut().zip(g).zip(dropout_keep(g.len(), p, seed)) {
-            if keep {
-                *d += g * k;
+        let mut add = |keep: &mut dyn Iterator<Item = bool>| {
+            for ((d, &g), keep) in d.iter_mut().zip(g).zip(keep) {
+                if keep {
+                    *d += g * k;
+                }
+            }
+        };
+        match rows {
+            None => add(&mut dropout_keep(g.len(), p, seed)),
+            Some(w) => {
+                let keep = dropout_keep_window(window_dims(tape.shape(x)), Some(w), p, seed);
+                add(&mut keep.into_iter())
             }
         }
     }
