@@ -2,6 +2,7 @@
 //! merge rebuilds the report from the result files.
 use at5::experiments::reproduce;
 use at5::sweep::{self, Plan, RunSpec, SweepEvent};
+use at5::train::RunRecord;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn tiny_plan() -> Plan {
@@ -98,16 +99,19 @@ fn records_written_before_the_reliability_checks_are_still_finished() {
     ] {
         let read = |f: &str| std::fs::read_to_string(repo.join(dir).join(f)).unwrap();
         let plan: Plan = serde_json::from_str(&read(&format!("plan-{experiment}.json"))).unwrap();
+        // As text, so each goes back to disk exactly as it was written.
         let records: Vec<serde_json::Value> = serde_json::from_str(&read("results.json")).unwrap();
+        let parsed: Vec<RunRecord> = serde_json::from_str(&read("results.json")).unwrap();
         let root =
             std::env::temp_dir().join(format!("at5-sweep-old-{}-{experiment}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         for spec in &plan.specs {
-            let cfg = serde_json::to_value(spec.args().unwrap().to_config().unwrap()).unwrap();
-            let rec = records
+            let cfg = spec.args().unwrap().to_config().unwrap();
+            let i = parsed
                 .iter()
-                .find(|r| r["config"] == cfg)
+                .position(|r| r.config == cfg)
                 .unwrap_or_else(|| panic!("{dir}: no record has the config of {}", spec.id));
+            let rec = &records[i];
             let run = spec.dir(&root);
             std::fs::create_dir_all(&run).unwrap();
             std::fs::write(run.join("record.json"), rec.to_string()).unwrap();

@@ -4,13 +4,17 @@
 //! then the bincode payload, so a truncated, corrupted or foreign file is named as such
 //! instead of decoding into garbage.
 //!
-//! Version 2 (`AT5CKPT2`) adds the fingerprint of the run's data, checked on resume. Version 1
-//! files (`AT5CKPT1`, written before fingerprints) still load and resume, unchecked: bincode is
-//! not self-describing, so the version is in the magic rather than in an optional field.
+//! Version 2 (`AT5CKPT2`) adds the fingerprint of the run's data, checked on resume, and keeps
+//! everything but the number buffers as JSON inside the payload: bincode is not
+//! self-describing, so a field added to a config later would shift every byte after it,
+//! whereas JSON reads it with its serde default, as run records do. Version-1 files
+//! (`AT5CKPT1`, written before fingerprints) still load and resume, unchecked, through a frozen
+//! copy of their layout ([`super::checkpoint_v1`]).
+use super::checkpoint_v1;
 use super::config::TrainConfig;
 use super::fingerprint::DataFingerprint;
 use super::trainer::{TrainState, Trainer};
-use crate::optim::Adam;
+use crate::optim::{Adam, AdamConfig};
 use crate::report::write_atomic;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -19,44 +23,67 @@ const MAGIC: &[u8; 8] = b"AT5CKPT2";
 const MAGIC_V1: &[u8; 8] = b"AT5CKPT1";
 const HEADER: usize = 24;
 
+/// Everything but the parameter and moment buffers; stored as JSON.
 #[derive(Serialize, Deserialize)]
-struct Checkpoint {
+struct Meta {
     config: TrainConfig,
     names: Vec<String>,
     shapes: Vec<Vec<usize>>,
-    values: Vec<Vec<f32>>,
-    adam: Adam<f32>,
+    adam: AdamConfig,
+    adam_step: u64,
     state: TrainState,
     without_grad: Vec<String>,
-    /// `None` only for a version-1 file, which predates fingerprints.
-    data: Option<DataFingerprint>,
+    data: DataFingerprint,
 }
 
-/// The version-1 layout: [`Checkpoint`] without the data fingerprint.
-#[derive(Deserialize)]
-struct CheckpointV1 {
-    config: TrainConfig,
-    names: Vec<String>,
-    shapes: Vec<Vec<usize>>,
+/// The version-2 payload: the JSON of [`Meta`], then parameters and Adam's moments in store
+/// order.
+#[derive(Serialize, Deserialize)]
+struct Payload {
+    meta: String,
     values: Vec<Vec<f32>>,
-    adam: Adam<f32>,
-    state: TrainState,
-    without_grad: Vec<String>,
+    m: Vec<Vec<f32>>,
+    v: Vec<Vec<f32>>,
 }
 
-impl From<CheckpointV1> for Checkpoint {
-    fn from(c: CheckpointV1) -> Checkpoint {
-        Checkpoint {
-            config: c.config,
-            names: c.names,
-            shapes: c.shapes,
-            values: c.values,
-            adam: c.adam,
-            state: c.state,
-            without_grad: c.without_grad,
-            data: None,
-        }
-    }
+/// A checkpoint of either version, decoded.
+pub(super) struct Decoded {
+    pub config: TrainConfig,
+    pub names: Vec<String>,
+    pub shapes: Vec<Vec<usize>>,
+    pub values: Vec<Vec<f32>>,
+    pub adam_config: AdamConfig,
+    pub adam_step: u64,
+    pub m: Vec<Vec<f32>>,
+    pub v: Vec<Vec<f32>>,
+    pub state: TrainState,
+    pub without_grad: Vec<String>,
+    /// `None` for a version-1 file, which predates fingerprints: it resumes unchecked.
+    pub data: Option<DataFingerprint>,
+}
+
+fn decode_v2(payload: &[u8]) -> Result<(Decoded, usize), String> {
+    let (p, used): (Payload, usize) =
+        bincode::serde::decode_from_slice(payload, bincode::config::standard())
+            .map_err(|e| format!("cannot decode checkpoint: {e}"))?;
+    let meta: Meta = serde_json::from_str(&p.meta)
+        .map_err(|e| format!("cannot decode the checkpoint's config and state: {e}"))?;
+    Ok((
+        Decoded {
+            config: meta.config,
+            names: meta.names,
+            shapes: meta.shapes,
+            values: p.values,
+            adam_config: meta.adam,
+            adam_step: meta.adam_step,
+            m: p.m,
+            v: p.v,
+            state: meta.state,
+            without_grad: meta.without_grad,
+            data: Some(meta.data),
+        },
+        used,
+    ))
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -71,7 +98,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 impl Trainer {
     /// Writes the run's full state to `path` atomically (temp file + rename).
     pub fn save_checkpoint(&self, path: &Path) -> Result<(), String> {
-        let ck = Checkpoint {
+        let meta = Meta {
             config: self.config.clone(),
             names: self.store.names().to_vec(),
             shapes: self
@@ -80,11 +107,19 @@ impl Trainer {
                 .iter()
                 .map(|t| t.shape.clone())
                 .collect(),
-            values: self.store.values().iter().map(|t| t.data.clone()).collect(),
-            adam: self.adam.clone(),
+            adam: self.adam.config,
+            adam_step: self.adam.step,
             state: self.state.clone(),
             without_grad: self.without_grad.clone(),
-            data: Some(DataFingerprint::of(&self.data)),
+            data: DataFingerprint::of(&self.data),
+        };
+        let meta = serde_json::to_string(&meta)
+            .map_err(|e| format!("{}: cannot encode checkpoint: {e}", path.display()))?;
+        let ck = Payload {
+            meta,
+            values: self.store.values().iter().map(|t| t.data.clone()).collect(),
+            m: self.adam.m.clone(),
+            v: self.adam.v.clone(),
         };
         let payload = bincode::serde::encode_to_vec(&ck, bincode::config::standard())
             .map_err(|e| format!("{}: cannot encode checkpoint: {e}", path.display()))?;
@@ -119,14 +154,11 @@ impl Trainer {
         if fnv1a(payload) != sum {
             return Err(format!("{at}: corrupt checkpoint (checksum mismatch)"));
         }
-        let config = bincode::config::standard();
-        let decoded = if v1 {
-            bincode::serde::decode_from_slice::<CheckpointV1, _>(payload, config)
-                .map(|(c, used)| (Checkpoint::from(c), used))
+        let (ck, used) = if v1 {
+            checkpoint_v1::decode(payload).map_err(|e| format!("{at}: {e}"))?
         } else {
-            bincode::serde::decode_from_slice(payload, config)
+            decode_v2(payload).map_err(|e| format!("{at}: {e}"))?
         };
-        let (ck, used) = decoded.map_err(|e| format!("{at}: cannot decode checkpoint: {e}"))?;
         if used != len {
             return Err(format!(
                 "{at}: {} trailing bytes after the checkpoint",
@@ -157,25 +189,25 @@ impl Trainer {
             }
             dst.data = src;
         }
-        let sizes_ok = ck.adam.m.len() == t.store.len()
+        let sizes_ok = ck.m.len() == t.store.len()
+            && ck.v.len() == t.store.len()
             && ck
-                .adam
                 .m
                 .iter()
+                .zip(&ck.v)
                 .zip(t.store.values())
-                .all(|(m, p)| m.len() == p.len())
-            && ck
-                .adam
-                .v
-                .iter()
-                .zip(t.store.values())
-                .all(|(v, p)| v.len() == p.len());
+                .all(|((m, v), p)| m.len() == p.len() && v.len() == p.len());
         if !sizes_ok {
             return Err(format!(
                 "{at}: optimizer state does not match the parameters"
             ));
         }
-        t.adam = ck.adam;
+        t.adam = Adam {
+            config: ck.adam_config,
+            step: ck.adam_step,
+            m: ck.m,
+            v: ck.v,
+        };
         t.state = ck.state;
         t.without_grad = ck.without_grad;
         Ok(t)

@@ -2,6 +2,7 @@
 //! the look inside a trained model's prior.
 mod batch;
 mod checkpoint;
+mod checkpoint_v1;
 mod config;
 mod fingerprint;
 pub mod memory;
