@@ -330,7 +330,7 @@ impl RunArgs {
             return drop("lag", format!("applies to lagk only, not {}", kind.name()));
         }
         let name = family.name();
-        let options: [(&str, bool, &[&str]); 7] = [
+        let options: [(&str, bool, &[&str]); 8] = [
             ("num-buckets", self.num_buckets.is_some(), &["t5"]),
             ("max-distance", self.max_distance.is_some(), &["t5"]),
             ("slope-min", self.slope_min.is_some(), &["at5"]),
@@ -338,6 +338,11 @@ impl RunArgs {
             ("l1", self.l1.is_some(), &["at5", "at5-nob"]),
             ("l2", self.l2.is_some(), &["at5", "at5-nob"]),
             ("init-std", self.init_std.is_some(), &["at5", "at5-nob"]),
+            (
+                "at5-dropout-mask",
+                self.at5_dropout_mask.is_some(),
+                &["at5", "at5-nob"],
+            ),
         ];
         for (flag, given, families) in options {
             if given && !families.contains(&name) {

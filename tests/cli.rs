@@ -202,23 +202,40 @@ fn bad_data_files_exit_2_naming_the_file_and_line() {
     let lagk = ["--task", "lagk", "--data-dir", d, "--out", o, "--quiet"];
     write_splits(&data, "1 2 3 2\n", "2 1 99999999999 1\n", "1 1 2 1\n");
     refused(&lagk, &["dev.txt:1:", "99999999999", "token id"]);
-    // A 1.2M-token line loads, but its attention grid cannot fit: refused with the estimate,
-    // naming the line, before any allocation of that size.
+    // A 1.2M-token line loads, but its attention grid cannot fit (Process-50 pools the mean,
+    // so every row is computed): refused with the estimate, naming the line, before any
+    // allocation of that size.
+    let process = [
+        "--task",
+        "process50",
+        "--data-dir",
+        d,
+        "--out",
+        o,
+        "--quiet",
+    ];
     let long: Vec<&str> = (0..1_200_000)
-        .map(|i| if i % 2 == 0 { "1" } else { "2" })
+        .map(|i| if i % 2 == 0 { "0" } else { "1" })
         .collect();
     write_splits(
         &data,
-        &format!("{} 1\n", long.join(" ")),
-        "1 2 1\n",
-        "2 1 2\n",
+        &format!(
+            "0 1 1
+{} 1
+",
+            long.join(" ")
+        ),
+        "0 1 0
+",
+        "1 1 1
+",
     );
     refused(
-        &lagk,
+        &process,
         &[
             "not enough memory",
             "needs about",
-            "train.txt:1",
+            "train.txt:2",
             "1200000 positions",
         ],
     );
@@ -320,6 +337,17 @@ fn flags_that_would_be_ignored_exit_2() {
         (
             &["--task", "lagk", "--bias", "alibi", "--init-std", "0.1"],
             &["--init-std"],
+        ),
+        (
+            &[
+                "--task",
+                "lagk",
+                "--bias",
+                "t5",
+                "--at5-dropout-mask",
+                "cell",
+            ],
+            &["--at5-dropout-mask"],
         ),
         (
             &["--task", "reber", "--seq-len", "50"],

@@ -16,47 +16,83 @@ fn planned(c: &TrainConfig) -> MemoryEstimate {
     let TaskSource::Generated { config, .. } = &c.task else {
         panic!("generated")
     };
-    estimate(&c.model, c.batch, &DataShape::planned(config))
+    estimate(c, &DataShape::planned(config))
 }
 
 const MB: f64 = 1024.0 * 1024.0;
 
+/// A lag-k (or Process-50) config of the quick preset at length `len`, changed by `edit`.
+fn at(kind: TaskKind, bias: &str, len: usize, edit: impl FnOnce(&mut TrainConfig)) -> TrainConfig {
+    let dial = Dial {
+        seq_len: Some(len),
+        lag: None,
+    };
+    let mut c = preset_config(kind, bias, Preset::Quick, dial, 1).unwrap();
+    edit(&mut c);
+    c
+}
+
 #[test]
 fn the_estimate_covers_measured_peaks() {
-    // Peak RSS of one-epoch `train` runs (2 threads), in MiB, when the estimate was fitted.
-    let mut cases: Vec<(TrainConfig, f64)> = Vec::new();
-    cases.push((lagk("at5", 512), 2609.0));
-    let mut c = lagk("t5", 256);
-    (c.model.d_model, c.model.heads, c.model.ffn) = (64, 8, 128);
-    cases.push((c, 1463.0));
-    let mut c = lagk("at5", 16);
-    (c.model.d_model, c.model.heads, c.model.ffn, c.batch) = (1024, 8, 2048, 1000);
-    cases.push((c, 1666.0));
-    let mut c = lagk("at5", 128);
-    c.model.layers = 3;
-    cases.push((c, 646.0));
-    let mut c = lagk("at5", 128);
-    c.batch = 1000;
-    cases.push((c, 737.0));
+    use TaskKind::{LagK, Process50};
+    // Peak RSS in MiB of one-epoch `train` runs (2 threads) when the estimate was fitted: with
+    // the last block pruned to the pooled row (lag-k pools the last slot), computed whole
+    // (`--no-prune`; Process-50's mean pooling), and the paper's Adding-500 computed whole.
+    let whole = |c: &mut TrainConfig| c.whole_graph = true;
+    let mut cases = vec![
+        (at(LagK, "at5", 512, |_| {}), 133.0),
+        (at(LagK, "t5", 1024, |c| c.batch = 256), 355.0),
+        (at(LagK, "at5", 128, |c| c.model.layers = 3), 446.0),
+        (
+            at(LagK, "t5", 256, |c| {
+                (c.model.d_model, c.model.heads, c.model.ffn) = (64, 8, 128)
+            }),
+            109.0,
+        ),
+        (
+            at(LagK, "at5", 16, |c| {
+                (c.model.d_model, c.model.heads, c.model.ffn, c.batch) = (1024, 8, 2048, 1000)
+            }),
+            888.0,
+        ),
+        (at(LagK, "at5", 512, whole), 2610.0),
+        (at(Process50, "at5", 512, |_| {}), 2602.0),
+        (
+            at(LagK, "t5", 256, |c| {
+                whole(c);
+                (c.model.d_model, c.model.heads, c.model.ffn) = (64, 8, 128)
+            }),
+            1463.0,
+        ),
+        (
+            at(LagK, "at5", 128, |c| {
+                whole(c);
+                c.model.layers = 3
+            }),
+            646.0,
+        ),
+        (
+            at(LagK, "at5", 128, |c| {
+                whole(c);
+                c.batch = 1000
+            }),
+            737.0,
+        ),
+    ];
     let dial = Dial {
         seq_len: Some(500),
         lag: None,
     };
-    let paper = preset_config(TaskKind::Adding, "at5", Preset::Paper, dial, 1).unwrap();
+    let mut paper = preset_config(TaskKind::Adding, "at5", Preset::Paper, dial, 1).unwrap();
+    paper.whole_graph = true;
     cases.push((paper, 6730.0));
     for (c, peak) in cases {
         let e = planned(&c);
+        let (m, what) = (e.total() / MB, format!("{:?} {:?}", c.task, c.model));
+        assert!(m >= peak, "{what}: estimated {m:.0} < measured {peak} MiB");
         assert!(
-            e.total() / MB >= peak,
-            "{:?}: {} < {peak} MiB",
-            c.model,
-            e.total() / MB
-        );
-        assert!(
-            e.total() / MB <= 3.0 * peak,
-            "{:?}: {} MiB",
-            c.model,
-            e.total() / MB
+            m <= 3.0 * peak,
+            "{what}: estimated {m:.0} MiB, measured {peak}"
         );
     }
 }

@@ -173,7 +173,7 @@ impl TrainConfig {
     pub fn load_data(&self) -> Result<TaskData, String> {
         let available = memory::available_memory();
         let fits = |shape: &DataShape, hints: &Hints| {
-            let est = memory::estimate(&self.model, self.batch, shape);
+            let est = memory::estimate(self, shape);
             memory::check(&est, available.as_ref(), hints)
         };
         match &self.task {
@@ -234,7 +234,7 @@ impl TrainConfig {
         let TaskSource::Generated { config, .. } = &self.task else {
             return Ok(());
         };
-        let est = memory::estimate(&self.model, self.batch, &DataShape::planned(config));
+        let est = memory::estimate(self, &DataShape::planned(config));
         let available = memory::available_memory();
         memory::check(&est, available.as_ref(), &Hints::flags(config.kind()))
     }

@@ -2,12 +2,14 @@
 //! refused before its data is generated or its model allocated, instead of aborting mid-way.
 //!
 //! The estimate counts parameters with their gradient and Adam state (and the checkpoint's
-//! copies), the activations of the largest batch (training or evaluation, whose tapes keep
-//! about 2.5 `[B, H, L, L]` grids and 12·D + 6·F floats per position per layer), and the
-//! examples. Its coefficients were fitted to the peak RSS of one-epoch runs; it errs high.
-use super::config::ModelSpec;
+//! copies), the activations of the larger of the training and the evaluation batch (a tape
+//! keeps about 2.5 `[B, H, L, L]` grids and 12·D + 6·F floats per position for each layer
+//! computed whole; the input, and a last block pruned to the pooled row, a few `[B, L, D]`
+//! tensors, twice that with gradients), and the examples. Its coefficients were fitted to the
+//! peak RSS of one-epoch runs; it errs high.
+use super::config::TrainConfig;
 use super::metrics::EVAL_BATCH;
-use crate::data::{self, TaskConfig, TaskData, TaskKind};
+use crate::data::{self, Pooling, TaskConfig, TaskData, TaskKind};
 use crate::nn::BiasScope;
 use crate::position::BiasConfig;
 
@@ -36,6 +38,8 @@ pub struct DataShape {
     pub training_nums: usize,
     /// The larger of the dev and test splits.
     pub eval_examples: usize,
+    /// How the model pools (last or first pooling lets the last block compute one row).
+    pub pooling: Pooling,
 }
 
 impl DataShape {
@@ -88,6 +92,7 @@ impl DataShape {
             positions: examples as f64 * len as f64,
             training_nums: nums,
             eval_examples: dv.max(te),
+            pooling: cfg.kind().pooling(),
         }
     }
 
@@ -106,6 +111,7 @@ impl DataShape {
             positions: all().map(|e| e.input.len() as f64).sum(),
             training_nums: d.training_nums,
             eval_examples: d.dev.len().max(d.test.len()),
+            pooling: d.pooling,
         }
     }
 }
@@ -151,8 +157,9 @@ pub fn bias_params(bias: &BiasConfig, heads: usize, l: usize) -> f64 {
     }
 }
 
-/// The memory a run of `spec` with `batch` needs on data of `shape`.
-pub fn estimate(spec: &ModelSpec, batch: usize, shape: &DataShape) -> MemoryEstimate {
+/// The memory `config`'s run needs on data of `shape`.
+pub fn estimate(config: &TrainConfig, shape: &DataShape) -> MemoryEstimate {
+    let spec = &config.model;
     let (d, f, h, layers) = (
         spec.d_model as f64,
         spec.ffn as f64,
@@ -177,18 +184,33 @@ pub fn estimate(spec: &ModelSpec, batch: usize, shape: &DataShape) -> MemoryEsti
     let bias = bias_copies * bias_params(&spec.bias, spec.heads, l.max(16));
     let params = BYTES_PER_PARAM * (input + layers * per_layer + head + bias);
 
-    let train_b = batch.min(shape.training_nums).max(1);
-    let b = train_b.max(EVAL_BATCH.min(shape.eval_examples));
-    let per_example = layers * (2.5 * h * lf * lf + lf * (12.0 * d + 6.0 * f)) + 6.0 * lf * d;
-    let grid = 3.0 * bias_copies * h * lf * lf;
-    let activations = 4.0 * (b as f64 * per_example + grid);
+    // With last or first pooling the last block computes only the pooled row: no [H, L, L]
+    // grid there (and none at all for one layer), only work linear in L.
+    let pruned = !config.whole_graph && matches!(shape.pooling, Pooling::Last | Pooling::First);
+    let whole = if pruned { layers - 1.0 } else { layers };
+    let linear = if pruned { 2.0 } else { 1.0 } * lf * d;
+    let per_layer_act = 2.5 * h * lf * lf + lf * (12.0 * d + 6.0 * f);
+    let train_b = config.batch.min(shape.training_nums).max(1);
+    let eval_b = EVAL_BATCH.min(shape.eval_examples);
+    let train = train_b as f64 * (whole * per_layer_act + 12.0 * linear);
+    let eval = eval_b as f64 * (whole * per_layer_act + 6.0 * linear);
+    let grid = if whole > 0.0 {
+        3.0 * bias_copies * h * lf * lf
+    } else {
+        0.0
+    };
+    let activations = 4.0 * (train.max(eval) + grid);
     let data = 3.0 * (64.0 * shape.examples as f64 + 8.0 * shape.positions);
     MemoryEstimate {
         params,
         activations,
         data,
-        batch_len: (b, l),
-        eval_batch: b > train_b,
+        batch_len: if eval > train {
+            (eval_b, l)
+        } else {
+            (train_b, l)
+        },
+        eval_batch: eval > train,
     }
 }
 
