@@ -1,5 +1,6 @@
 //! `train`: one training run of one task and bias family, with checkpoints and a JSON record.
 use at5::cli::{RunArgs, init_allocator, init_threads, usage_error};
+use at5::sweep;
 use at5::train::{self, Event, Trainer};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -18,6 +19,11 @@ struct Cli {
     /// may extend it).
     #[arg(long)]
     resume: Option<PathBuf>,
+    /// Pick up the run in --out: nothing to do if it holds this config's finished record, resume
+    /// from its checkpoint if that is of this config, else start (what emitted job lists use,
+    /// so a job list can be rerun after an interruption).
+    #[arg(long = "continue", conflicts_with = "resume")]
+    continue_run: bool,
     /// Worker threads (0: all cores).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -28,6 +34,14 @@ struct Cli {
     /// OUT/snapshots/, for `prior --by-epoch`.
     #[arg(long, value_delimiter = ',')]
     snapshots: Vec<usize>,
+}
+
+/// `--out`, or next to the resumed checkpoint, or a directory named after the run.
+fn out_dir(cli: &Cli) -> PathBuf {
+    cli.out.clone().unwrap_or_else(|| match &cli.resume {
+        Some(p) => p.parent().map(PathBuf::from).unwrap_or_default(),
+        None => cli.run.default_out(),
+    })
 }
 
 fn main() {
@@ -44,13 +58,19 @@ fn main() {
         }
         None => {
             let cfg = cli.run.to_config().unwrap_or_else(|e| usage_error(e));
-            Trainer::new(cfg).unwrap_or_else(|e| usage_error(e))
+            if cli.continue_run {
+                let out = out_dir(&cli);
+                if let Some(rec) = sweep::finished_in(&out, &cfg) {
+                    println!("{}: already finished in {}", rec.status, out.display());
+                    return;
+                }
+                sweep::resume_or_start(&out, cfg).unwrap_or_else(|e| usage_error(e))
+            } else {
+                Trainer::new(cfg).unwrap_or_else(|e| usage_error(e))
+            }
         }
     };
-    let out = cli.out.clone().unwrap_or_else(|| match &cli.resume {
-        Some(p) => p.parent().map(PathBuf::from).unwrap_or_default(),
-        None => cli.run.default_out(),
-    });
+    let out = out_dir(&cli);
     let (epochs, steps) = (trainer.config.epochs, trainer.steps_per_epoch());
     if let Some(e) = cli.snapshots.iter().find(|&&e| e > epochs) {
         usage_error(format!("--snapshots {e}: the run has only {epochs} epochs"));
