@@ -3,6 +3,7 @@
 mod batch;
 mod checkpoint;
 mod config;
+mod diagnostics;
 mod metrics;
 mod prior;
 mod record;
@@ -13,6 +14,7 @@ pub use config::{
     Dial, ModelSpec, Preset, TaskSource, TrainConfig, bias_for, preset_config, task_config,
     task_length,
 };
+pub use diagnostics::{BiasDiagnostics, GradNorms, diagnose};
 pub use metrics::{EVAL_BATCH, Metrics, argmax, evaluate};
 pub use prior::{
     HeadSummary, PriorReport, compare_priors, pooled_query, prior_by_epoch, prior_report,
