@@ -21,6 +21,9 @@ struct Cli {
     biases: String,
     #[arg(long, default_value_t = 1)]
     seeds: u64,
+    /// Lag-k's sequence length L (every k must be below it).
+    #[arg(long, default_value_t = range::LAG_LEN)]
+    lag_len: usize,
 }
 
 fn parse_list(s: &str) -> Result<Vec<usize>, String> {
@@ -56,7 +59,7 @@ fn main() {
         usage_error("--seeds must be at least 1");
     }
     let biases = at5::cli::family_list(Some(&cli.biases), &at5::position::FAMILIES);
-    let plan = range::plan(&dials, &biases, cli.seeds, preset, &[]);
+    let plan = range::plan(&dials, (&biases, cli.seeds), preset, cli.lag_len, &[]);
     sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
         range::report(root, plan, recs)
     });

@@ -1,5 +1,6 @@
 //! `train`: one training run of one task and bias family, with checkpoints and a JSON record.
 use at5::cli::{RunArgs, init_allocator, init_threads, run_flags_given, usage_error};
+use at5::sweep;
 use at5::train::{self, CHECKPOINT, Event, Trainer};
 use clap::{CommandFactory, FromArgMatches, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -18,6 +19,11 @@ struct Cli {
     /// may extend it).
     #[arg(long)]
     resume: Option<PathBuf>,
+    /// Pick up the run in --out: nothing to do if it holds this config's finished record, resume
+    /// from its checkpoint if that is of this config, else start (what emitted job lists use,
+    /// so a job list can be rerun after an interruption).
+    #[arg(long = "continue", conflicts_with = "resume")]
+    continue_run: bool,
     /// Worker threads (0: all cores).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -76,6 +82,13 @@ fn main() {
                 t.config.epochs = e;
             }
             t
+        }
+        Ok(cfg) if cli.continue_run => {
+            if let Some(rec) = sweep::finished_in(&out, &cfg) {
+                println!("{}: already finished in {}", rec.status, out.display());
+                return;
+            }
+            sweep::resume_or_start(&out, cfg).unwrap_or_else(|e| usage_error(e))
         }
         Ok(cfg) => Trainer::new(cfg).unwrap_or_else(|e| usage_error(e)),
     };

@@ -91,8 +91,13 @@ pub fn plan_path(root: &Path, experiment: &str) -> PathBuf {
 /// A run's finished record, if its directory holds a valid completed one of the same config
 /// (a directory left by a run with other flags is not mistaken for this one).
 pub fn finished(root: &Path, spec: &RunSpec) -> Option<RunRecord> {
-    let rec: RunRecord = read_json(&spec.dir(root).join(RECORD)).ok()?;
     let cfg = spec.args().ok()?.to_config().ok()?;
+    finished_in(&spec.dir(root), &cfg)
+}
+
+/// The completed record in run directory `dir`, if it is of config `cfg`.
+pub fn finished_in(dir: &Path, cfg: &crate::train::TrainConfig) -> Option<RunRecord> {
+    let rec: RunRecord = read_json(&dir.join(RECORD)).ok()?;
     let done = rec.status == "completed" || rec.status.starts_with("stopped early");
     // Records written before data dirs were stored absolute hold the path as typed.
     let mut was = rec.config.clone();
@@ -101,7 +106,7 @@ pub fn finished(root: &Path, spec: &RunSpec) -> Option<RunRecord> {
     {
         *dir = abs;
     }
-    (done && was == cfg).then_some(rec)
+    (done && was == *cfg).then_some(rec)
 }
 
 /// Checks every spec's flags, and that each run fits in memory, up front, so a typo fails
@@ -172,7 +177,7 @@ pub fn emit_jobs(specs: &[RunSpec], root: &Path, file: &Path) -> Result<(), Stri
         }
         let out = s.dir(root);
         line.push_str(&format!(
-            " --out {} --quiet --threads 1\n",
+            " --out {} --continue --quiet --threads 1\n",
             shell_quote(&out.to_string_lossy())
         ));
         text.push_str(&line);
@@ -256,8 +261,9 @@ pub fn run_all(
         .collect())
 }
 
-/// An interrupted run continues from its checkpoint when that checkpoint is of the same config.
-fn resume_or_start(dir: &Path, cfg: crate::train::TrainConfig) -> Result<Trainer, String> {
+/// An interrupted run continues from its checkpoint in `dir` when that checkpoint is of the same
+/// config; otherwise a fresh run starts.
+pub fn resume_or_start(dir: &Path, cfg: crate::train::TrainConfig) -> Result<Trainer, String> {
     match Trainer::from_checkpoint(&dir.join(train::CHECKPOINT)) {
         Ok(t) if t.config == cfg => Ok(t),
         _ => Trainer::new(cfg),

@@ -400,3 +400,45 @@ fn a_diverging_run_names_no_checkpoint_that_does_not_exist() {
     assert!(!o.join("checkpoint.bin").exists());
     assert!(err.contains("no checkpoint was written"), "{err}");
 }
+
+#[test]
+fn continue_leaves_a_finished_run_alone() {
+    let dir = std::env::temp_dir().join(format!("at5-cli-continue-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let args = [
+        "--task",
+        "lagk",
+        "--lag",
+        "2",
+        "--bias",
+        "t5",
+        "--d-model",
+        "8",
+        "--heads",
+        "2",
+        "--epochs",
+        "1",
+        "--out",
+        d,
+        "--continue",
+        "--quiet",
+        "--threads",
+        "1",
+    ];
+    let first = train(&args);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let record = std::fs::read(dir.join("record.json")).unwrap();
+    let again = train(&args);
+    let text = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        again.status.success() && text.contains("already finished"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read(dir.join("record.json")).unwrap(), record);
+    let _ = std::fs::remove_dir_all(&dir);
+}

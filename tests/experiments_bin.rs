@@ -316,3 +316,42 @@ fn plan_counts_the_work_and_trains_nothing() {
     }
     assert!(!root.join("runs").exists(), "a plan trains nothing");
 }
+
+#[test]
+fn sweep_takes_the_lag_length_and_refuses_a_lag_beyond_it() {
+    let root = tmp("laglen");
+    let r = root.to_string_lossy().to_string();
+    let args = |ranges: &'static str| {
+        vec![
+            "--task",
+            "lagk",
+            "--ranges",
+            ranges,
+            "--biases",
+            "t5",
+            "--lag-len",
+            "16",
+            "--out",
+            r.as_str(),
+            "--emit-jobs",
+        ]
+    };
+    let jobs = root.join("jobs.txt");
+    let mut a = args("2,15");
+    a.push(jobs.to_str().unwrap());
+    run(env!("CARGO_BIN_EXE_sweep"), &a);
+    let text = std::fs::read_to_string(&jobs).unwrap();
+    assert!(text.contains("--seq-len 16 --lag 15"), "{text}");
+    let mut a = args("16");
+    a.push(jobs.to_str().unwrap());
+    let out = Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(&a)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

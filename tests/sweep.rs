@@ -124,3 +124,46 @@ fn records_written_before_the_reliability_checks_are_still_finished() {
         let _ = std::fs::remove_dir_all(&root);
     }
 }
+
+/// Records written before the config gained fields (the pruning flag, the pooled head, AT5's
+/// per-cell dropout) still mark their runs finished: the sweep reuses them instead of training
+/// again. The fixtures were written by `train` of that version with the flags below.
+#[test]
+fn records_of_the_earlier_config_format_are_still_finished() {
+    let root = std::env::temp_dir().join(format!("at5-sweep-v1-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let tiny = |s: &str| -> Vec<String> { s.split(' ').map(String::from).collect() };
+    let specs = [
+        (
+            RunSpec::new(
+                "lagk-tiny",
+                "at5",
+                1,
+                &["--task", "lagk", "--seq-len", "8", "--lag", "2"],
+                &tiny("--d-model 8 --heads 2 --epochs 1"),
+            ),
+            "lagk-at5.json",
+        ),
+        (
+            RunSpec::new(
+                "adding-tiny",
+                "t5",
+                2,
+                &["--task", "adding", "--seq-len", "20"],
+                &tiny("--d-model 8 --heads 2 --epochs 1"),
+            ),
+            "adding-t5.json",
+        ),
+    ];
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/record-v1");
+    for (spec, file) in &specs {
+        let dir = spec.dir(&root);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(fixtures.join(file), dir.join("record.json")).unwrap();
+        let rec = sweep::finished(&root, spec).unwrap_or_else(|| panic!("{file} not finished"));
+        assert_eq!(rec.status, "completed");
+        assert!(!rec.config.whole_graph);
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}

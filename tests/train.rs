@@ -258,3 +258,70 @@ fn t5_learns_lag_3_recall() {
         best.dev.accuracy
     );
 }
+
+#[test]
+fn every_epoch_records_the_bias_diagnostics() {
+    for bias in ["at5", "t5"] {
+        let mut t = Trainer::new(lagk(3, bias, 2, 16)).unwrap();
+        let rec = t.train_epoch(|_, _, _| {}).unwrap();
+        let d = rec.diagnostics.expect("diagnostics");
+        let names: Vec<&str> = d.grad_norms.iter().map(|(n, _)| n.as_str()).collect();
+        let want: Vec<String> = t
+            .model
+            .biases
+            .iter()
+            .flat_map(|b| b.param_ids())
+            .map(|id| t.store.name(id).to_string())
+            .collect();
+        assert_eq!(names, want, "{bias}");
+        // Last-slot pooling: no key lies after the pooled query, so AT5's alpha and its n > 0
+        // MLP get exactly zero gradient; everything else moves.
+        for (name, g) in &d.grad_norms {
+            let frozen = name == "bias.a" || name.starts_with("bias.pos.");
+            assert!(g.is_finite() && (*g == 0.0) == frozen, "{bias}: {name} {g}");
+        }
+        let ln_l = (16f64).ln();
+        assert_eq!(d.prior_entropy.len(), 4);
+        // At most ln L, up to the f32 rounding of a prior that is nearly uniform at the start.
+        assert!(
+            d.prior_entropy
+                .iter()
+                .all(|&e| (0.0..=ln_l + 1e-5).contains(&e)),
+            "{bias}: {:?} vs ln 16 = {ln_l}",
+            d.prior_entropy
+        );
+        assert!(d.prior_radius90.iter().all(|&r| r < 16));
+        match bias {
+            "at5" => {
+                let dead = d.dead_units.expect("AT5 reports dead units");
+                assert_eq!(dead.len(), 4);
+                for u in &dead {
+                    for f in u.layer1.iter().chain(&u.layer2) {
+                        assert!((0.0..=1.0).contains(f));
+                    }
+                }
+            }
+            _ => assert!(d.dead_units.is_none()),
+        }
+    }
+}
+
+#[test]
+fn a_unit_that_is_negative_at_every_offset_is_counted_dead() {
+    let t = Trainer::new(lagk(3, "at5", 1, 16)).unwrap();
+    let mut store = t.store.clone();
+    // f(n) ∈ [0, 1): a negative weight and bias keep unit 0 of head 1 below zero everywhere.
+    for dir in ["neg", "pos"] {
+        for (name, v) in [("w1", -1.0f32), ("b1", -0.5)] {
+            let id = store.id(&format!("bias.{dir}.{name}")).unwrap();
+            let tensor = store.get_mut(id);
+            let l1 = tensor.shape[2];
+            tensor.data[l1] = v; // head 1, unit 0
+        }
+    }
+    let dead = t.model.biases[0].dead_units(&store, 16).unwrap();
+    let l1 = 15.0;
+    assert!(dead[1].layer1.iter().all(|&f| f >= 1.0 / l1), "{dead:?}");
+    let before = t.model.biases[0].dead_units(&t.store, 16).unwrap();
+    assert!(dead[1].layer1[0] > before[1].layer1[0] || before[1].layer1[0] >= 1.0 / l1);
+}

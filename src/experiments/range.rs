@@ -15,7 +15,7 @@ type Points = Vec<(f64, f64)>;
 pub const ADDING_T: [usize; 5] = [25, 50, 100, 200, 500];
 /// Lag-k's k values the sweep covers by default (at L = 128).
 pub const LAGS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
-/// Lag-k's fixed length: long enough for k = 64 with room on both sides.
+/// Lag-k's default length: long enough for k = 64 with room on both sides.
 pub const LAG_LEN: usize = 128;
 /// The families the sweep compares by default.
 pub const DEFAULT_BIASES: [&str; 4] = ["t5", "at5", "alibi", "fire"];
@@ -52,12 +52,12 @@ fn group(dial: Dial, r: usize) -> String {
     }
 }
 
-/// One run per dial value, family and seed.
+/// One run per dial value, family and seed; lag-k runs at length `lag_len`.
 pub fn plan(
     dials: &[(Dial, Vec<usize>)],
-    biases: &[String],
-    seeds: u64,
+    (biases, seeds): (&[String], u64),
     preset: Preset,
+    lag_len: usize,
     extra: &[String],
 ) -> Plan {
     let mut specs = Vec::new();
@@ -74,7 +74,7 @@ pub fn plan(
                     "--task".into(),
                     "lagk".into(),
                     "--seq-len".into(),
-                    LAG_LEN.to_string(),
+                    lag_len.to_string(),
                     "--lag".into(),
                     r.to_string(),
                 ],

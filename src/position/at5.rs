@@ -1,5 +1,5 @@
 //! `at5`: AT5's learnable soft bucket `1 - exp(-alpha |n|)` per head and direction, then an MLP.
-use super::{PositionBias, abs_offsets, gather_offsets, offset_ids_rows};
+use super::{DeadUnits, PositionBias, abs_offsets, gather_offsets, offset_ids_rows};
 use crate::autodiff::MaskRows;
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
@@ -125,6 +125,35 @@ impl HeadMlp {
         tape.relu(h)
     }
 
+    /// `x [H, m, 1]` → per head, the fraction of units of each hidden layer that are zero at
+    /// all `m` inputs.
+    fn dead_fractions<F: Float>(
+        &self,
+        tape: &mut Tape<F>,
+        params: &Bound,
+        x: Var,
+    ) -> Vec<[f64; 2]> {
+        let h1 = self.first_layer(tape, params, x);
+        let [w2, b2] = [2, 3].map(|k| params.var(self.ids[k]));
+        let h2 = tape.matmul(h1, w2);
+        let h2 = tape.add(h2, b2);
+        let h2 = tape.relu(h2);
+        let dead = |t: &Tensor<F>| -> Vec<f64> {
+            let (heads, m, w) = (t.shape[0], t.shape[1], t.shape[2]);
+            (0..heads)
+                .map(|h| {
+                    let block = &t.data[h * m * w..(h + 1) * m * w];
+                    let n = (0..w)
+                        .filter(|&u| (0..m).all(|i| block[i * w + u] <= F::ZERO))
+                        .count();
+                    n as f64 / w as f64
+                })
+                .collect()
+        };
+        let (d1, d2) = (dead(tape.value(h1)), dead(tape.value(h2)));
+        d1.into_iter().zip(d2).map(|(a, b)| [a, b]).collect()
+    }
+
     /// `h [H, m, l1] -> relu(h w2 + b2) w3 + b3`, `[H, m, 1]`.
     fn last_layers<F: Float>(&self, tape: &mut Tape<F>, params: &Bound, h: Var) -> Var {
         let [w2, b2, w3, b3] = [2, 3, 4, 5].map(|k| params.var(self.ids[k]));
@@ -174,6 +203,32 @@ impl BucketMlp {
 
     pub(super) fn param_ids(&self) -> Vec<ParamId> {
         self.neg.ids.iter().chain(&self.pos.ids).copied().collect()
+    }
+
+    /// [`super::PositionBias::dead_units`] for the per-offset input `input [2·len - 1, H]`.
+    pub(super) fn dead_units<F: Float>(
+        &self,
+        tape: &mut Tape<F>,
+        params: &Bound,
+        input: Var,
+        len: usize,
+    ) -> Vec<DeadUnits> {
+        let heads = tape.shape(input)[1];
+        let side = |tape: &mut Tape<F>, mlp: &HeadMlp, start: usize, end: usize| {
+            let x = tape.slice(input, 0, start, end);
+            let x = tape.permute(x, &[1, 0]);
+            let x = tape.reshape(x, &[heads, end - start, 1]);
+            mlp.dead_fractions(tape, params, x)
+        };
+        let neg = side(tape, &self.neg, 0, len);
+        let pos = side(tape, &self.pos, len, 2 * len - 1);
+        neg.into_iter()
+            .zip(pos)
+            .map(|(n, p)| DeadUnits {
+                layer1: [n[0], p[0]],
+                layer2: [n[1], p[1]],
+            })
+            .collect()
     }
 
     /// `input [lq + lk - 1, H]`, one row per offset of [`super::offsets`], to the query rows
@@ -352,6 +407,12 @@ impl<F: Float> PositionBias<F> for At5 {
     ) -> Option<Var> {
         let f = self.soft_buckets(tape, params, lq, lk);
         Some(self.mlp.grid(tape, params, f, (lq, lk, rows), seed))
+    }
+    fn dead_units(&self, params: &ParamStore<F>, len: usize) -> Option<Vec<DeadUnits>> {
+        let mut tape = Tape::eval();
+        let p = params.bind(&mut tape);
+        let f = self.soft_buckets(&mut tape, &p, len, len);
+        Some(self.mlp.dead_units(&mut tape, &p, f, len))
     }
     fn slopes(&self, params: &ParamStore<F>) -> Option<(Vec<f64>, Vec<f64>)> {
         let rate = |id| {

@@ -3,7 +3,7 @@
 //! The original code's NoB variant also dropped the last MLP layer (and kept dropout on at
 //! evaluation); here the MLP is AT5's own, so the ablation changes the bucketization alone.
 use super::at5::{BucketMlp, MlpOptions};
-use super::{PositionBias, clamped_offset_rows};
+use super::{DeadUnits, PositionBias, clamped_offset_rows};
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
@@ -56,6 +56,14 @@ impl<F: Float> PositionBias<F> for At5NoB {
         let w = tape.embedding(params.var(self.w), &table_rows);
         let f = tape.sigmoid(w);
         Some(self.mlp.grid(tape, params, f, (lq, lk, rows), seed))
+    }
+    fn dead_units(&self, params: &ParamStore<F>, len: usize) -> Option<Vec<DeadUnits>> {
+        let mut tape = Tape::eval();
+        let p = params.bind(&mut tape);
+        let rows = clamped_offset_rows(len, len, self.max_len);
+        let w = tape.embedding(p.var(self.w), &rows);
+        let f = tape.sigmoid(w);
+        Some(self.mlp.dead_units(&mut tape, &p, f, len))
     }
     fn param_ids(&self) -> Vec<ParamId> {
         let mut ids = vec![self.w];

@@ -76,8 +76,26 @@ pub trait PositionBias<F: Float>: Send + Sync {
         None
     }
 
+    /// For families whose bias is an MLP of a per-offset input (AT5, AT5-NoB): per head, the
+    /// fraction of each hidden layer's ReLU units that are zero at every offset of a direction,
+    /// over the `2·len - 1` offsets of a length-`len` sequence. Such a unit passes no gradient
+    /// for that direction: it stays dead unless the other weights move it.
+    fn dead_units(&self, _params: &ParamStore<F>, _len: usize) -> Option<Vec<DeadUnits>> {
+        None
+    }
+
     /// The parameters this family owns, in registration order.
     fn param_ids(&self) -> Vec<ParamId>;
+}
+
+/// Per head: the fraction of dead ReLU units of each hidden layer, for the directions `n <= 0`
+/// and `n > 0` (see [`PositionBias::dead_units`]).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeadUnits {
+    /// First hidden layer (width l1): `[n <= 0, n > 0]`.
+    pub layer1: [f64; 2],
+    /// Second hidden layer (width l2): `[n <= 0, n > 0]`.
+    pub layer2: [f64; 2],
 }
 
 /// Index of offset `n = j - i` in a per-offset table of `lq + lk - 1` rows: `n + lq - 1`.

@@ -4,6 +4,7 @@ mod batch;
 mod checkpoint;
 mod checkpoint_v1;
 mod config;
+mod diagnostics;
 mod fingerprint;
 pub mod memory;
 mod metrics;
@@ -16,6 +17,7 @@ pub use config::{
     Dial, ModelSpec, Preset, TaskSource, TrainConfig, bias_for, preset_config, task_config,
     task_length,
 };
+pub use diagnostics::{BiasDiagnostics, GradNorms, diagnose};
 pub use fingerprint::DataFingerprint;
 pub use metrics::{EVAL_BATCH, Metrics, argmax, evaluate};
 pub use prior::{

@@ -1,6 +1,7 @@
 //! The training loop: shuffled minibatches, Adam, dev evaluation every epoch, test at best dev.
 use super::batch::make_batch;
 use super::config::TrainConfig;
+use super::diagnostics::{BiasDiagnostics, GradNorms, diagnose};
 use super::metrics::{Metrics, evaluate};
 use crate::autodiff::Tape;
 use crate::data::{Example, TaskData};
@@ -30,6 +31,10 @@ pub struct EpochRecord {
     pub beta: Option<Vec<f64>>,
     /// Seconds the epoch took, evaluation included.
     pub seconds: f64,
+    /// The bias's gradients, dead units and prior shape after the epoch (absent in records
+    /// written before they were kept).
+    #[serde(default)]
+    pub diagnostics: Option<BiasDiagnostics>,
 }
 
 /// The best-dev epoch and the test metrics recorded there.
@@ -79,6 +84,9 @@ pub struct Trainer {
     pub state: TrainState,
     /// Names of parameters that got no gradient on the first step (should be empty).
     pub without_grad: Vec<String>,
+    /// The bias's gradient norms over the current epoch's steps (emptied at each epoch's end,
+    /// so a checkpoint, written between epochs, needs none of it).
+    grad_norms: GradNorms,
     tape: Tape<f32>,
 }
 
@@ -91,6 +99,7 @@ impl Trainer {
         let mut store = ParamStore::new();
         let model = Model::new(model_cfg, &mut store, mix_seed(config.seed, 0))?;
         let adam = Adam::new(AdamConfig::tf(config.lr), &store);
+        let grad_norms = GradNorms::new(&model);
         Ok(Trainer {
             config,
             data,
@@ -106,6 +115,7 @@ impl Trainer {
                 seconds: 0.0,
             },
             without_grad: Vec::new(),
+            grad_norms,
             tape: Tape::new(),
         })
     }
@@ -163,6 +173,7 @@ impl Trainer {
                 .collect();
         }
         let g = self.store.grads(&p, &grads);
+        self.grad_norms.add(&g);
         self.adam.update(&mut self.store, &g);
         self.model.project(&mut self.store);
         self.state.step += 1;
@@ -222,6 +233,8 @@ impl Trainer {
             self.state.stale_epochs += 1;
         }
         let slopes = self.model.slopes(&self.store);
+        let norms = self.grad_norms.take(&self.store);
+        let diagnostics = Some(diagnose(&self.model, &self.store, l, norms));
         let seconds = start.elapsed().as_secs_f64();
         self.state.seconds += seconds;
         let rec = EpochRecord {
@@ -232,6 +245,7 @@ impl Trainer {
             alpha: slopes.as_ref().map(|s| s.0.clone()),
             beta: slopes.map(|s| s.1),
             seconds,
+            diagnostics,
         };
         self.state.history.push(rec.clone());
         self.state.epoch += 1;
