@@ -90,29 +90,46 @@ fn a_relative_data_dir_resumes_elsewhere_and_edited_files_are_refused() {
 }
 
 #[test]
-fn a_checkpoint_without_a_fingerprint_still_resumes() {
-    // Written by `train` before checkpoints held a data fingerprint (format AT5CKPT1).
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoint-v1");
-    let dir = tmp("v1");
-    for f in ["checkpoint.bin", "record.json"] {
-        std::fs::copy(fixture.join(f), dir.join(f)).unwrap();
+fn checkpoints_without_a_fingerprint_still_resume() {
+    // Written by `train` before checkpoints held a data fingerprint (format AT5CKPT1), by each
+    // of its four layouts (see checkpoint_v1.rs), all with the flags below.
+    let flags = ["--task", "lagk", "--seq-len", "8", "--lag", "2"];
+    let extra: Vec<String> = "--d-model 8 --heads 2 --ffn 8 --epochs 1"
+        .split(' ')
+        .map(String::from)
+        .collect();
+    let spec = at5::sweep::RunSpec::new("lagk", "at5", 1, &flags, &extra);
+    let config = spec.args().unwrap().to_config().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoint-v1");
+    for layout in ["L0", "L1", "L2", "L3"] {
+        let dir = tmp(&format!("v1-{layout}"));
+        let ck = dir.join("checkpoint.bin");
+        std::fs::copy(fixtures.join(format!("{layout}.bin")), &ck).unwrap();
+        assert_eq!(&std::fs::read(&ck).unwrap()[..8], b"AT5CKPT1");
+        let t =
+            at5::train::Trainer::from_checkpoint(&ck).unwrap_or_else(|e| panic!("{layout}: {e}"));
+        assert_eq!(t.state.epoch, 1, "{layout}");
+        assert_eq!(
+            t.config, config,
+            "{layout}: the fields added since read as their defaults"
+        );
+        assert_eq!(
+            t.state.history[0].diagnostics.is_some(),
+            layout == "L3",
+            "{layout}"
+        );
+        ok(&train_in(
+            &dir,
+            &["--resume", "checkpoint.bin", "--epochs", "2"],
+        ));
+        assert_eq!(epochs_in(&dir.join("record.json")), 2, "{layout}");
+        // What it writes now is the new format, with the fingerprint.
+        assert_eq!(&std::fs::read(&ck).unwrap()[..8], b"AT5CKPT2", "{layout}");
+        assert!(
+            at5::train::Trainer::from_checkpoint(&ck).is_ok(),
+            "{layout}"
+        );
     }
-    assert_eq!(
-        &std::fs::read(dir.join("checkpoint.bin")).unwrap()[..8],
-        b"AT5CKPT1"
-    );
-    let t = at5::train::Trainer::from_checkpoint(&dir.join("checkpoint.bin")).unwrap();
-    assert_eq!(t.state.epoch, 1);
-    ok(&train_in(
-        &dir,
-        &["--resume", "checkpoint.bin", "--epochs", "2"],
-    ));
-    assert_eq!(epochs_in(&dir.join("record.json")), 2);
-    // What it writes now is the new format, with the fingerprint.
-    assert_eq!(
-        &std::fs::read(dir.join("checkpoint.bin")).unwrap()[..8],
-        b"AT5CKPT2"
-    );
 }
 
 #[test]
@@ -152,4 +169,20 @@ fn the_fingerprint_names_each_changed_split() {
     let e = fp.check(&DataFingerprint::of(&other), &files).unwrap_err();
     assert!(e.contains("/data/lagk/train.txt changed"), "{e}");
     assert!(e.contains("restore"), "{e}");
+}
+
+#[test]
+fn a_non_finite_metric_reads_back_as_nan() {
+    // JSON writes NaN and infinities as null: a diverged model's dev loss in a checkpoint's
+    // (or a record's) history must not make the whole file unreadable.
+    let m: at5::train::Metrics = serde_json::from_str(
+        &serde_json::to_string(&at5::train::Metrics {
+            loss: f64::INFINITY,
+            accuracy: 0.5,
+            mse: None,
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    assert!(m.loss.is_nan() && m.accuracy == 0.5);
 }

@@ -1,10 +1,38 @@
-//! The frozen layout of version-1 checkpoints (`AT5CKPT1`), so files written before the data
-//! fingerprint still load. bincode is not self-describing: a field added to a config since
-//! (even with a serde default) shifts every byte after it, so these files are read through
-//! copies of the types as they were, then converted through JSON, where the fields added
-//! since take their serde defaults exactly as in old run records. Do not edit these types.
+//! The frozen layouts of version-1 checkpoints (`AT5CKPT1`), so files written before the data
+//! fingerprint still load. bincode is not self-describing: a field added to a config (even with
+//! a serde default) shifts every byte after it, and version-1 files were written by four
+//! layouts of the same types, each adding fields at the end of a struct or variant:
+//!
+//! - L0: the first;
+//! - L1: `TrainConfig::whole_graph`;
+//! - L2: also `ModelSpec::head` and AT5's / AT5-NoB's `dropout_per_cell`;
+//! - L3: also `EpochRecord::diagnostics`.
+//!
+//! The copies below take the added fields as type parameters, [`Absent`] (zero bytes) where a
+//! layout lacks them. A file is decoded by the newest layout that reads it whole, then
+//! converted through JSON, where absent fields take their serde defaults exactly as in old run
+//! records. Do not edit these types: they describe files that exist.
 use super::checkpoint::Decoded;
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A field a layout does not have: no bytes in bincode; in JSON a marker whose key is removed
+/// before the conversion, so the field takes its default.
+struct Absent;
+
+const ABSENT: &str = "\u{0}absent";
+
+impl Serialize for Absent {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(ABSENT)
+    }
+}
+
+impl<'de> Deserialize<'de> for Absent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Absent, D::Error> {
+        <()>::deserialize(d).map(|()| Absent)
+    }
+}
 
 #[derive(Serialize, Deserialize)]
 struct ReberConfig {
@@ -73,7 +101,7 @@ enum TaskSource {
 }
 
 #[derive(Serialize, Deserialize)]
-enum BiasConfig {
+enum BiasConfig<P> {
     None,
     Sinusoidal,
     T5 {
@@ -89,12 +117,14 @@ enum BiasConfig {
         l2: usize,
         init_std: f64,
         dropout: f64,
+        dropout_per_cell: P,
     },
     At5NoB {
         l1: usize,
         l2: usize,
         init_std: f64,
         dropout: f64,
+        dropout_per_cell: P,
     },
     Alibi,
     KerpleLog,
@@ -118,25 +148,47 @@ struct Dropouts {
 }
 
 #[derive(Serialize, Deserialize)]
-struct ModelSpec {
+struct PooledHead {
+    dropout: Option<f64>,
+    norm: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ModelSpec<H, P> {
     d_model: usize,
     heads: usize,
     ffn: usize,
     layers: usize,
-    bias: BiasConfig,
+    bias: BiasConfig<P>,
     bias_scope: BiasScope,
     dropout: Dropouts,
+    head: H,
 }
 
 #[derive(Serialize, Deserialize)]
-struct Config {
+struct Config<W, H, P> {
     task: TaskSource,
-    model: ModelSpec,
+    model: ModelSpec<H, P>,
     lr: f64,
     batch: usize,
     epochs: usize,
     seed: u64,
     patience: Option<usize>,
+    whole_graph: W,
+}
+
+#[derive(Serialize, Deserialize)]
+struct DeadUnits {
+    layer1: [f64; 2],
+    layer2: [f64; 2],
+}
+
+#[derive(Serialize, Deserialize)]
+struct BiasDiagnostics {
+    grad_norms: Vec<(String, f64)>,
+    dead_units: Option<Vec<DeadUnits>>,
+    prior_entropy: Vec<f64>,
+    prior_radius90: Vec<usize>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -147,7 +199,7 @@ struct Metrics {
 }
 
 #[derive(Serialize, Deserialize)]
-struct EpochRecord {
+struct EpochRecord<G> {
     epoch: usize,
     train_loss: f64,
     dev: Metrics,
@@ -155,6 +207,7 @@ struct EpochRecord {
     alpha: Option<Vec<f64>>,
     beta: Option<Vec<f64>>,
     seconds: f64,
+    diagnostics: G,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -165,12 +218,12 @@ struct Best {
 }
 
 #[derive(Serialize, Deserialize)]
-struct State {
+struct State<G> {
     epoch: usize,
     step: u64,
     best: Option<Best>,
     stale_epochs: usize,
-    history: Vec<EpochRecord>,
+    history: Vec<EpochRecord<G>>,
     seconds: f64,
 }
 
@@ -191,30 +244,51 @@ struct AdamV1 {
 }
 
 #[derive(Deserialize)]
-struct Checkpoint {
-    config: Config,
+struct Checkpoint<W, H, P, G> {
+    config: Config<W, H, P>,
     names: Vec<String>,
     shapes: Vec<Vec<usize>>,
     values: Vec<Vec<f32>>,
     adam: Adam,
-    state: State,
+    state: State<G>,
     without_grad: Vec<String>,
 }
 
-/// Today's type from the old one's JSON (fields added since take their serde defaults).
-fn convert<T: Serialize, U: serde::de::DeserializeOwned>(old: &T, what: &str) -> Result<U, String> {
-    serde_json::to_value(old)
-        .and_then(serde_json::from_value)
-        .map_err(|e| format!("the version-1 {what} does not convert: {e}"))
+/// Removes every object key whose value is the [`Absent`] marker.
+fn drop_absent(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            map.retain(|_, x| x.as_str() != Some(ABSENT));
+            map.values_mut().for_each(drop_absent);
+        }
+        serde_json::Value::Array(xs) => xs.iter_mut().for_each(drop_absent),
+        _ => {}
+    }
 }
 
-/// Decodes a version-1 payload; returns it and the bytes used.
-pub(super) fn decode(payload: &[u8]) -> Result<(Decoded, usize), String> {
-    let (ck, used): (Checkpoint, usize) =
-        bincode::serde::decode_from_slice(payload, bincode::config::standard())
-            .map_err(|e| format!("cannot decode checkpoint: {e}"))?;
-    Ok((
-        Decoded {
+/// Today's type from the old one's JSON (fields added since take their serde defaults).
+fn convert<T: Serialize, U: DeserializeOwned>(old: &T, what: &str) -> Result<U, String> {
+    let mut v = serde_json::to_value(old)
+        .map_err(|e| format!("the version-1 {what} does not convert: {e}"))?;
+    drop_absent(&mut v);
+    serde_json::from_value(v).map_err(|e| format!("the version-1 {what} does not convert: {e}"))
+}
+
+/// The payload read as layout `<W, H, P, G>`, if that reads all of it.
+fn try_layout<W, H, P, G>(payload: &[u8]) -> Option<Result<Decoded, String>>
+where
+    W: Serialize + DeserializeOwned,
+    H: Serialize + DeserializeOwned,
+    P: Serialize + DeserializeOwned,
+    G: Serialize + DeserializeOwned,
+{
+    let (ck, used): (Checkpoint<W, H, P, G>, usize) =
+        bincode::serde::decode_from_slice(payload, bincode::config::standard()).ok()?;
+    if used != payload.len() {
+        return None;
+    }
+    let convert_all = || -> Result<Decoded, String> {
+        Ok(Decoded {
             config: convert(&ck.config, "config")?,
             names: ck.names,
             shapes: ck.shapes,
@@ -226,7 +300,18 @@ pub(super) fn decode(payload: &[u8]) -> Result<(Decoded, usize), String> {
             state: convert(&ck.state, "training state")?,
             without_grad: ck.without_grad,
             data: None,
-        },
-        used,
-    ))
+        })
+    };
+    Some(convert_all())
+}
+
+/// Decodes a version-1 payload by the newest layout that reads it whole.
+pub(super) fn decode(payload: &[u8]) -> Result<(Decoded, usize), String> {
+    type A = Absent;
+    let found = try_layout::<bool, PooledHead, bool, Option<BiasDiagnostics>>(payload)
+        .or_else(|| try_layout::<bool, PooledHead, bool, A>(payload))
+        .or_else(|| try_layout::<bool, A, A, A>(payload))
+        .or_else(|| try_layout::<A, A, A, A>(payload))
+        .ok_or("cannot decode checkpoint: no version-1 layout reads it")?;
+    Ok((found?, payload.len()))
 }

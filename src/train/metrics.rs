@@ -12,12 +12,19 @@ pub const EVAL_BATCH: usize = 256;
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 /// Loss and accuracy of the model on one split.
 pub struct Metrics {
-    /// Mean loss (cross-entropy, or MSE for regression).
+    /// Mean loss (cross-entropy, or MSE for regression). JSON writes a non-finite value (a
+    /// diverged model's) as null; it reads back as NaN rather than failing the whole file.
+    #[serde(deserialize_with = "nan_if_null")]
     pub loss: f64,
     /// Fraction correct; for regression the fraction with |pred - target| <= 0.04.
+    #[serde(deserialize_with = "nan_if_null")]
     pub accuracy: f64,
     /// Mean squared error (regression only).
     pub mse: Option<f64>,
+}
+
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// Evaluates `examples` padded to `l` on an evaluation tape (no dropout, nothing kept for a
