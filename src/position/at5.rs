@@ -183,6 +183,14 @@ fn stream(seed: u64, k: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Rows `start..end` of a per-offset input `[N, H]` as the MLPs' batched input `[H, m, 1]`.
+fn direction_input<F: Float>(tape: &mut Tape<F>, input: Var, start: usize, end: usize) -> Var {
+    let heads = tape.shape(input)[1];
+    let x = tape.slice(input, 0, start, end);
+    let x = tape.permute(x, &[1, 0]);
+    tape.reshape(x, &[heads, end - start, 1])
+}
+
 impl BucketMlp {
     pub(super) fn new<F: Float>(
         heads: usize,
@@ -213,11 +221,8 @@ impl BucketMlp {
         input: Var,
         len: usize,
     ) -> Vec<DeadUnits> {
-        let heads = tape.shape(input)[1];
         let side = |tape: &mut Tape<F>, mlp: &HeadMlp, start: usize, end: usize| {
-            let x = tape.slice(input, 0, start, end);
-            let x = tape.permute(x, &[1, 0]);
-            let x = tape.reshape(x, &[heads, end - start, 1]);
+            let x = direction_input(tape, input, start, end);
             mlp.dead_fractions(tape, params, x)
         };
         let neg = side(tape, &self.neg, 0, len);
@@ -249,9 +254,7 @@ impl BucketMlp {
         }
         let heads = tape.shape(input)[1];
         let run = |tape: &mut Tape<F>, mlp: &HeadMlp, start: usize, end: usize, k: u64| {
-            let x = tape.slice(input, 0, start, end);
-            let x = tape.permute(x, &[1, 0]);
-            let x = tape.reshape(x, &[heads, end - start, 1]);
+            let x = direction_input(tape, input, start, end);
             let y = mlp.forward(tape, params, x, self.dropout, stream(seed, k));
             tape.reshape(y, &[heads, end - start])
         };
@@ -279,9 +282,7 @@ impl BucketMlp {
     ) -> Var {
         let heads = tape.shape(input)[1];
         let first = |tape: &mut Tape<F>, mlp: &HeadMlp, start: usize, end: usize| {
-            let x = tape.slice(input, 0, start, end);
-            let x = tape.permute(x, &[1, 0]);
-            let x = tape.reshape(x, &[heads, end - start, 1]);
+            let x = direction_input(tape, input, start, end);
             mlp.first_layer(tape, params, x)
         };
         let n = lq + lk - 1;
