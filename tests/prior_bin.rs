@@ -83,6 +83,8 @@ fn at5_checkpoint_gives_figures_and_a_summary() {
         "prior_by_offset.svg".to_string(),
         "slopes.svg".into(),
         "saturation.svg".into(),
+        "bias_grad_norms.svg".into(),
+        "prior_entropy.svg".into(),
     ];
     for h in 0..2 {
         for what in ["prior", "context", "posterior"] {
@@ -118,6 +120,9 @@ fn t5_checkpoint_has_no_slopes_and_honours_out_and_record() {
     assert!(is_svg(&figs.join("prior_by_offset.svg")));
     assert!(is_svg(&figs.join("layer0_head1_posterior.svg")));
     assert!(!figs.join("slopes.svg").exists());
+    // The record's diagnostics are drawn for every family.
+    assert!(is_svg(&figs.join("bias_grad_norms.svg")));
+    assert!(is_svg(&figs.join("prior_entropy.svg")));
     assert!(!text.contains("alpha"), "{text}");
 }
 

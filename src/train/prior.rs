@@ -1,6 +1,7 @@
 //! A trained model's learned prior over relative positions: the figures and per-head summary
 //! the `prior` binary writes (prior by offset, prior/context/posterior maps, AT5 slopes).
 use super::batch::make_batch;
+use super::diagnostics::BiasDiagnostics;
 use super::metrics::EVAL_BATCH;
 use super::record::RunRecord;
 use super::trainer::Trainer;
@@ -240,6 +241,7 @@ pub fn prior_report(
 
     if let Some(rec) = record {
         files.extend(slope_figures(rec, out)?);
+        files.extend(diagnostics_figures(rec, out)?);
     }
 
     let slopes = model.slopes(store);
@@ -266,6 +268,62 @@ pub fn prior_report(
         heads,
         files,
     })
+}
+
+/// The record's per-epoch bias diagnostics: log10 of each bias tensor's gradient norm (zeros,
+/// which a tensor the loss cannot reach gets, are left out) and each head's prior entropy;
+/// nothing for a record written before diagnostics were kept.
+fn diagnostics_figures(rec: &RunRecord, out: &Path) -> Result<Vec<PathBuf>, String> {
+    let per_epoch: Vec<(f64, &BiasDiagnostics)> = rec
+        .epochs
+        .iter()
+        .filter_map(|e| Some((e.epoch as f64, e.diagnostics.as_ref()?)))
+        .collect();
+    let Some(&(_, first)) = per_epoch.first() else {
+        return Ok(Vec::new());
+    };
+    let mut norms = Vec::new();
+    for (k, (name, _)) in first.grad_norms.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = per_epoch
+            .iter()
+            .filter_map(|(e, d)| {
+                let g = d.grad_norms.get(k)?.1;
+                (g > 0.0).then(|| (*e, g.log10()))
+            })
+            .collect();
+        if !pts.is_empty() {
+            norms.push(Series::new(name.clone(), pts));
+        }
+    }
+    let mut files = Vec::new();
+    if !norms.is_empty() {
+        let path = out.join("bias_grad_norms.svg");
+        let title = format!("{}: bias gradient norms ({})", rec.task, rec.bias);
+        let y = "log10 RMS gradient norm over the epoch";
+        line_chart(&path, &title, "epoch", y, &norms, LineOpts::default())?;
+        files.push(path);
+    }
+    let entropy: Vec<Series> = (0..first.prior_entropy.len())
+        .map(|hh| {
+            let pts = per_epoch
+                .iter()
+                .map(|(e, d)| (*e, d.prior_entropy[hh]))
+                .collect();
+            Series::new(format!("head {hh}"), pts)
+        })
+        .collect();
+    let path = out.join("prior_entropy.svg");
+    let title = format!("{}: entropy of the pooled query's prior", rec.task);
+    line_chart(
+        &path,
+        &title,
+        "epoch",
+        "entropy (nats)",
+        &entropy,
+        LineOpts::default(),
+    )?;
+    files.push(path);
+    Ok(files)
 }
 
 /// AT5's `alpha_h`, `beta_h` per epoch and their saturation distances `1/alpha`, `1/beta`;
