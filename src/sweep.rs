@@ -515,7 +515,7 @@ pub struct CellCost {
     pub dev_examples: usize,
     /// Test examples, assuming [`PLAN_TEST_SHARE`] of epochs improve dev.
     pub test_examples: usize,
-    /// Seconds per training step (median of [`PLAN_STEPS`]).
+    /// Seconds per training step (median of a few timed steps).
     pub step_seconds: f64,
     /// Seconds per evaluated example (one evaluation batch).
     pub eval_seconds_per_example: f64,

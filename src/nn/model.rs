@@ -209,9 +209,11 @@ pub struct ForwardOpts {
 pub struct Forward {
     /// `[B, C]` logits, or `[B]` predictions for regression.
     pub output: Var,
-    /// The bias grid each layer received (`None` where it received none), `[H, L, L]`.
+    /// The bias grid each layer received (`None` where it received none), `[H, L, L]`; for a
+    /// last block pruned to the pooled row, that row, `[H, 1, L]`.
     pub biases: Vec<Option<Var>>,
-    /// Per layer, the content scores and attention probabilities the probabilistic view reads.
+    /// Per layer, the content scores and attention probabilities the probabilistic view reads
+    /// (`[B, H, 1, L]` for a pruned last block; [`Model::inspect`] runs the whole graph).
     pub traces: Vec<AttentionTrace>,
 }
 
