@@ -508,3 +508,22 @@ fn the_value_that_once_came_back_changed_round_trips_through_a_file() {
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&back), bits(&values));
 }
+
+#[test]
+fn welch_interval_matches_a_hand_computation() {
+    use at5::report::welch_interval;
+    // a: mean 2, var 1 (n 3); b: mean 0, var 1 (n 3): se = sqrt(2/3), df = 4, t = 2.776.
+    let (d, lo, hi) = welch_interval(&[1.0, 2.0, 3.0], &[-1.0, 0.0, 1.0]).unwrap();
+    let half = 2.776 * (2.0f64 / 3.0).sqrt();
+    assert!((d - 2.0).abs() < 1e-12);
+    assert!((lo - (2.0 - half)).abs() < 1e-9 && (hi - (2.0 + half)).abs() < 1e-9);
+    // Between table rows (df ≈ 10.3 here) the quantile lies between its neighbours' values.
+    let a: Vec<f64> = (0..8).map(|i| i as f64).collect();
+    let b: Vec<f64> = (0..8).map(|i| 0.5 * i as f64).collect();
+    let (d, lo, hi) = welch_interval(&a, &b).unwrap();
+    let se = ((6.0f64 + 1.5) / 8.0).sqrt();
+    let t = (hi - d) / se;
+    assert!((lo + hi - 2.0 * d).abs() < 1e-12 && t > 2.179 && t < 2.228, "t = {t}");
+    assert!(welch_interval(&[1.0], &[1.0, 2.0]).is_none());
+    assert_eq!(welch_interval(&[1.0, 1.0], &[0.0, 0.0]), Some((1.0, 1.0, 1.0)));
+}

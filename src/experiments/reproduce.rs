@@ -1,6 +1,8 @@
 //! `reproduce`: the paper's synthetic-task comparison, every bias family on every task.
 use super::figures::{learning_curves, priors_figure};
-use crate::report::{Better, Cell, LineOpts, Series, Table, line_chart, write_atomic, write_json};
+use crate::report::{
+    Better, Cell, LineOpts, Series, Table, line_chart, welch_interval, write_atomic, write_json,
+};
 use crate::sweep::{Plan, RunSpec};
 use crate::train::{Preset, RunRecord};
 use std::fmt::Write as _;
@@ -236,11 +238,32 @@ fn readme(
         if let (Some(a), Some(t)) = (get("at5"), get("t5")) {
             let _ = write!(
                 line,
-                "; AT5 {:.1}% vs T5 {:.1}% ({:+.1} points)",
+                "; AT5 {:.1}% vs T5 {:.1}% ({:+.1} points",
                 a,
                 t,
                 a - t
             );
+            let (xa, xt) = (
+                cell(plan, recs, group, "at5"),
+                cell(plan, recs, group, "t5"),
+            );
+            match welch_interval(&xa, &xt) {
+                Some((_, lo, hi)) => {
+                    let verdict = if lo > 0.0 || hi < 0.0 {
+                        "separated"
+                    } else {
+                        "not separated"
+                    };
+                    let _ = write!(
+                        line,
+                        ", 95 % Welch interval [{lo:+.1}, {hi:+.1}] over {} and {} seeds: \
+                         {verdict})",
+                        xa.len(),
+                        xt.len()
+                    );
+                }
+                None => line.push_str(", too few seeds for an interval)"),
+            }
         }
         if let Some(n) = get("none") {
             let _ = write!(line, "; no position information {:.1}%", n);

@@ -5,4 +5,4 @@ pub mod table;
 
 pub use atomic::{read_json, write_atomic, write_json};
 pub use figure::{LineOpts, Series, heatmap, line_chart, small_multiples};
-pub use table::{Better, Cell, MISSING, Table, format_mean_std, mean_std};
+pub use table::{Better, Cell, MISSING, Table, format_mean_std, mean_std, welch_interval};
