@@ -523,7 +523,13 @@ fn welch_interval_matches_a_hand_computation() {
     let (d, lo, hi) = welch_interval(&a, &b).unwrap();
     let se = ((6.0f64 + 1.5) / 8.0).sqrt();
     let t = (hi - d) / se;
-    assert!((lo + hi - 2.0 * d).abs() < 1e-12 && t > 2.179 && t < 2.228, "t = {t}");
+    assert!(
+        (lo + hi - 2.0 * d).abs() < 1e-12 && t > 2.179 && t < 2.228,
+        "t = {t}"
+    );
     assert!(welch_interval(&[1.0], &[1.0, 2.0]).is_none());
-    assert_eq!(welch_interval(&[1.0, 1.0], &[0.0, 0.0]), Some((1.0, 1.0, 1.0)));
+    assert_eq!(
+        welch_interval(&[1.0, 1.0], &[0.0, 0.0]),
+        Some((1.0, 1.0, 1.0))
+    );
 }
