@@ -97,15 +97,7 @@ fn bias_config(name: &str, l: usize) -> Result<BiasConfig, String> {
             max_distance: l,
             bidirectional: true,
         },
-        "at5" => BiasConfig::At5 {
-            slope_min: 1.0,
-            slope_max: 10.0,
-            l1: 15,
-            l2: 2,
-            init_std: 0.01,
-            dropout: 0.0,
-            dropout_per_cell: false,
-        },
+        "at5" => BiasConfig::from_name("at5")?,
         other => return Err(format!("--bias {other}: expected none, t5 or at5")),
     })
 }

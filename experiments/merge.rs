@@ -1,7 +1,7 @@
 //! `merge`: build the tables and figures of every experiment planned in a directory from the
 //! result files of its runs (e.g. after an emitted job list ran elsewhere).
 use at5::cli::usage_error;
-use at5::experiments::{ablate, extrapolate, range, reproduce};
+use at5::experiments::{ablate, extrapolate, init, range, reproduce};
 use at5::sweep;
 use clap::Parser;
 use std::path::PathBuf;
@@ -29,6 +29,7 @@ fn main() {
             "sweep" => range::report(&cli.root, &plan, &recs),
             "ablate" => ablate::report(&cli.root, &plan, &recs),
             "extrapolate" => extrapolate::report(&cli.root, &plan, &recs),
+            "init-study" => init::report(&cli.root, &plan, &recs),
             other => usage_error(format!(
                 "{}: unknown experiment `{other}`",
                 cli.root.display()

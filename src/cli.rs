@@ -1,7 +1,7 @@
 //! Command-line pieces the experiment binaries share: the run flags, threads, exit codes.
 use crate::data::TaskKind;
 use crate::nn::BiasScope;
-use crate::position::BiasConfig;
+use crate::position::{BiasConfig, MlpInit};
 use crate::train::{Dial, Preset, TaskSource, TrainConfig, preset_config};
 use clap::Args;
 use std::path::PathBuf;
@@ -179,6 +179,10 @@ pub struct RunArgs {
     /// the paper preset's) or once per offset (`offset`).
     #[arg(long)]
     pub at5_dropout_mask: Option<String>,
+    /// AT5 / AT5-NoB: how the MLP starts: `paper` (the default: std --init-std, a flat start)
+    /// or `alive` (every unit active at every offset, a bias with a slope of order 1).
+    #[arg(long)]
+    pub at5_init: Option<String>,
     /// Compute every row of the last block even where only the pooled row reaches the loss
     /// (the default prunes it; same results up to summation order, several times slower).
     #[arg(long)]
@@ -249,6 +253,16 @@ impl RunArgs {
             Some("offset") => Some(false),
             Some(o) => return Err(format!("--at5-dropout-mask {o}: expected cell or offset")),
         };
+        let mlp_init = self
+            .at5_init
+            .as_deref()
+            .map(|n| MlpInit::from_name(n).map_err(|e| format!("--at5-init: {e}")))
+            .transpose()?;
+        if mlp_init == Some(MlpInit::Alive) && self.init_std.is_some() {
+            return Err(
+                "--init-std sets the paper init's std; drop it with --at5-init alive".into(),
+            );
+        }
         match &mut m.bias {
             BiasConfig::T5 {
                 num_buckets,
@@ -266,6 +280,7 @@ impl RunArgs {
                 init_std,
                 dropout,
                 dropout_per_cell,
+                init,
             } => {
                 set(slope_min, self.slope_min);
                 set(slope_max, self.slope_max);
@@ -275,6 +290,7 @@ impl RunArgs {
                 // The MLP's dropout is the input-dropout rate (DESIGN §1): a given rate moves it.
                 set(dropout, self.dropout_input);
                 set(dropout_per_cell, per_cell);
+                set(init, mlp_init);
             }
             BiasConfig::At5NoB {
                 l1,
@@ -282,12 +298,14 @@ impl RunArgs {
                 init_std,
                 dropout,
                 dropout_per_cell,
+                init,
             } => {
                 set(l1, self.l1);
                 set(l2, self.l2);
                 set(init_std, self.init_std);
                 set(dropout, self.dropout_input);
                 set(dropout_per_cell, per_cell);
+                set(init, mlp_init);
             }
             _ => {}
         }
@@ -330,7 +348,7 @@ impl RunArgs {
             return drop("lag", format!("applies to lagk only, not {}", kind.name()));
         }
         let name = family.name();
-        let options: [(&str, bool, &[&str]); 8] = [
+        let options: [(&str, bool, &[&str]); 9] = [
             ("num-buckets", self.num_buckets.is_some(), &["t5"]),
             ("max-distance", self.max_distance.is_some(), &["t5"]),
             ("slope-min", self.slope_min.is_some(), &["at5"]),
@@ -343,6 +361,7 @@ impl RunArgs {
                 self.at5_dropout_mask.is_some(),
                 &["at5", "at5-nob"],
             ),
+            ("at5-init", self.at5_init.is_some(), &["at5", "at5-nob"]),
         ];
         for (flag, given, families) in options {
             if given && !families.contains(&name) {

@@ -5,7 +5,7 @@ use at5::nn::{
     PooledHead, Pooling, Targets, mass_radius, mean_kl,
 };
 use at5::optim::{Adam, AdamConfig};
-use at5::position::{BiasConfig, FAMILIES};
+use at5::position::{BiasConfig, FAMILIES, MlpInit};
 use at5::{Bound, ParamStore, Tape, Tensor, Var, gradcheck};
 
 fn tiny(bias: BiasConfig, output: OutputKind, pooling: Pooling) -> ModelConfig {
@@ -53,6 +53,7 @@ fn family(name: &str) -> BiasConfig {
             init_std: 0.5,
             dropout: 0.0,
             dropout_per_cell: false,
+            init: MlpInit::Paper,
         },
         BiasConfig::At5NoB { .. } => BiasConfig::At5NoB {
             l1: 4,
@@ -60,6 +61,7 @@ fn family(name: &str) -> BiasConfig {
             init_std: 0.5,
             dropout: 0.0,
             dropout_per_cell: false,
+            init: MlpInit::Paper,
         },
         BiasConfig::Fire { .. } => BiasConfig::Fire { hidden: 6 },
         other => other,

@@ -1,6 +1,6 @@
 //! Position-bias families: bucket functions, grids, and their gradients.
 use at5::position::{
-    At5, BiasConfig, FAMILIES, KERPLE_MIN, MlpOptions, PositionBias, alibi_slopes, build,
+    At5, BiasConfig, FAMILIES, KERPLE_MIN, MlpInit, MlpOptions, PositionBias, alibi_slopes, build,
     check_t5_config, offsets, soft_bucket, t5_bucket,
 };
 use at5::{Bound, ParamStore, Tape, Tensor, gradcheck};
@@ -87,6 +87,7 @@ fn at5_cfg(slope: (f64, f64), dropout: f64) -> BiasConfig {
         init_std: 0.01,
         dropout,
         dropout_per_cell: false,
+        init: MlpInit::Paper,
     }
 }
 
@@ -97,6 +98,7 @@ fn at5_nob_cfg(dropout: f64) -> BiasConfig {
         init_std: 0.01,
         dropout,
         dropout_per_cell: false,
+        init: MlpInit::Paper,
     }
 }
 
@@ -200,6 +202,7 @@ fn at5_soft_buckets_on_the_tape_match_the_formula() {
         l1: 3,
         l2: 2,
         init_std: 0.01,
+        init: MlpInit::Paper,
         dropout: 0.0,
         per_cell: false,
     };
@@ -571,6 +574,7 @@ fn build_names_the_option_it_rejects() {
                 init_std: 0.01,
                 dropout: 0.0,
                 dropout_per_cell: false,
+                init: MlpInit::Paper,
             },
             "l1",
         ),
@@ -581,6 +585,7 @@ fn build_names_the_option_it_rejects() {
                 init_std: 0.01,
                 dropout: 0.0,
                 dropout_per_cell: false,
+                init: MlpInit::Paper,
             },
             "l2",
         ),

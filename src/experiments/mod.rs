@@ -2,5 +2,6 @@
 pub mod ablate;
 pub mod extrapolate;
 pub mod figures;
+pub mod init;
 pub mod range;
 pub mod reproduce;

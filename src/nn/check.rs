@@ -7,7 +7,7 @@ use super::model::{
 use crate::autodiff::gradcheck::MAX_COORDS;
 use crate::autodiff::{GradcheckReport, Tape, Var};
 use crate::params::{Bound, ParamId, ParamStore};
-use crate::position::BiasConfig;
+use crate::position::{BiasConfig, MlpInit};
 use crate::tensor::Tensor;
 
 /// The sequence length of the checked model (and of its training length `L`).
@@ -79,6 +79,7 @@ pub fn small_bias(name: &str) -> Result<BiasConfig, String> {
             init_std: 0.5,
             dropout: 0.0,
             dropout_per_cell: false,
+            init: MlpInit::Paper,
         },
         BiasConfig::At5NoB { .. } => BiasConfig::At5NoB {
             l1: 4,
@@ -86,6 +87,7 @@ pub fn small_bias(name: &str) -> Result<BiasConfig, String> {
             init_std: 0.5,
             dropout: 0.0,
             dropout_per_cell: false,
+            init: MlpInit::Paper,
         },
         BiasConfig::Fire { .. } => BiasConfig::Fire { hidden: 6 },
         other => other,

@@ -6,6 +6,7 @@ use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// AT5's soft bucket: `1 - exp(-alpha n)` for `n > 0`, `1 - exp(beta n)` for `n <= 0`.
@@ -26,6 +27,42 @@ pub fn soft_bucket(n: i64, alpha: f64, beta: f64) -> f64 {
     -(-rate * n.unsigned_abs() as f64).exp_m1()
 }
 
+/// How the per-head MLPs start (docs/why-at5-starts-flat.md derives and measures both).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MlpInit {
+    /// The original code's: weights truncated N(0, std²), biases the constant std. With std
+    /// 0.01 the bias starts flat over offsets (its slope is O(std³)) and so do its gradients.
+    #[default]
+    Paper,
+    /// The same function class started in its linear regime: weights truncated N(0, 1/fan_in),
+    /// each ReLU's bias set so that the unit is active at every soft-bucket value in [0, 1]
+    /// (with a margin of 0.1), last bias 0. The bias starts as a line in `f(n)` with a slope of
+    /// order 1 (its sign random per head and direction), and no unit starts dead.
+    Alive,
+}
+
+impl MlpInit {
+    /// The command-line names, in the order `--at5-init` lists them.
+    pub const NAMES: [&'static str; 2] = ["paper", "alive"];
+
+    /// Parses a command-line name.
+    pub fn from_name(name: &str) -> Result<MlpInit, String> {
+        match name {
+            "paper" => Ok(MlpInit::Paper),
+            "alive" => Ok(MlpInit::Alive),
+            other => Err(format!(
+                "unknown AT5 init `{other}`; expected one of {}",
+                MlpInit::NAMES.join(", ")
+            )),
+        }
+    }
+
+    /// Whether this is the default (records leave the field out then, as before it existed).
+    pub fn is_paper(&self) -> bool {
+        *self == MlpInit::Paper
+    }
+}
+
 /// The widths, init and dropout of the per-head MLPs AT5 and AT5-NoB share.
 #[derive(Clone, Copy, Debug)]
 pub struct MlpOptions {
@@ -34,7 +71,10 @@ pub struct MlpOptions {
     /// Width of the second hidden layer.
     pub l2: usize,
     /// Std of the truncated-normal weight init; biases start at this constant.
+    /// Used by [`MlpInit::Paper`] only.
     pub init_std: f64,
+    /// Which initialisation.
+    pub init: MlpInit,
     /// Dropout after the first hidden layer (training only).
     pub dropout: f64,
     /// Draw that dropout per cell `(h, i, j)` of the bias grid, as the original code, instead
@@ -75,7 +115,6 @@ struct HeadMlp {
 }
 
 impl HeadMlp {
-    /// Weights truncated N(0, std²), biases the constant std, as the original AT5 code.
     fn new<F: Float>(
         heads: usize,
         o: &MlpOptions,
@@ -83,22 +122,16 @@ impl HeadMlp {
         prefix: &str,
         rng: &mut StdRng,
     ) -> HeadMlp {
-        let (h, l1, l2, s) = (heads, o.l1, o.l2, o.init_std);
-        let shapes: [(&str, [usize; 3], bool); 6] = [
-            ("w1", [h, 1, l1], true),
-            ("b1", [h, 1, l1], false),
-            ("w2", [h, l1, l2], true),
-            ("b2", [h, 1, l2], false),
-            ("w3", [h, l2, 1], true),
-            ("b3", [h, 1, 1], false),
-        ];
-        let ids = shapes.map(|(name, shape, weight)| {
-            let init = if weight {
-                Tensor::truncated_normal_from(&shape, s, rng)
-            } else {
-                Tensor::full(&shape, F::from_f64(s))
-            };
-            store.add(&format!("{prefix}.{name}"), init)
+        let tensors = match o.init {
+            MlpInit::Paper => paper_init(heads, o, rng),
+            MlpInit::Alive => alive_init(heads, o, rng),
+        };
+        let names = ["w1", "b1", "w2", "b2", "w3", "b3"];
+        let mut i = 0;
+        let ids = tensors.map(|t| {
+            let id = store.add(&format!("{prefix}.{}", names[i]), t);
+            i += 1;
+            id
         });
         HeadMlp { ids }
     }
@@ -163,6 +196,90 @@ impl HeadMlp {
         let h = tape.matmul(h, w3);
         tape.add(h, b3)
     }
+}
+
+/// The shapes of `w1, b1, w2, b2, w3, b3` for `heads` MLPs `1 → l1 → l2 → 1`.
+fn mlp_shapes(heads: usize, l1: usize, l2: usize) -> [[usize; 3]; 6] {
+    let h = heads;
+    [
+        [h, 1, l1],
+        [h, 1, l1],
+        [h, l1, l2],
+        [h, 1, l2],
+        [h, l2, 1],
+        [h, 1, 1],
+    ]
+}
+
+/// [`MlpInit::Paper`]: weights truncated N(0, std²), biases the constant std, as the original
+/// AT5 code.
+fn paper_init<F: Float>(heads: usize, o: &MlpOptions, rng: &mut StdRng) -> [Tensor<F>; 6] {
+    let s = o.init_std;
+    let mut k = 0;
+    mlp_shapes(heads, o.l1, o.l2).map(|shape| {
+        let weight = k % 2 == 0;
+        k += 1;
+        if weight {
+            Tensor::truncated_normal_from(&shape, s, rng)
+        } else {
+            Tensor::full(&shape, F::from_f64(s))
+        }
+    })
+}
+
+/// [`MlpInit::Alive`]: weights truncated N(0, 1/fan_in); then, layer by layer and head by head,
+/// each unit's bias is the smallest that keeps its pre-activation at least 0.1 at both ends
+/// of the input range [0, 1]. A layer that is affine in `x` on [0, 1] (every unit below it
+/// active) is positive on the whole range once it is at both ends, so every unit is active at
+/// every offset and the MLP starts as the line its weights compose to.
+fn alive_init<F: Float>(heads: usize, o: &MlpOptions, rng: &mut StdRng) -> [Tensor<F>; 6] {
+    const MARGIN: f64 = 0.1;
+    let (l1, l2) = (o.l1, o.l2);
+    let shapes = mlp_shapes(heads, l1, l2);
+    let weight = |shape: &[usize; 3], rng: &mut StdRng| -> Vec<f64> {
+        let std = 1.0 / (shape[1] as f64).sqrt();
+        let t: Tensor<f64> = Tensor::truncated_normal_from(shape, std, rng);
+        t.data
+    };
+    let w1 = weight(&shapes[0], rng);
+    let w2 = weight(&shapes[2], rng);
+    let w3 = weight(&shapes[4], rng);
+    let mut b1 = vec![0.0; heads * l1];
+    let mut b2 = vec![0.0; heads * l2];
+    for h in 0..heads {
+        // Layer 1 at x = 0 is b1 and at x = 1 is w1 + b1.
+        let (w1h, b1h) = (&w1[h * l1..(h + 1) * l1], &mut b1[h * l1..(h + 1) * l1]);
+        for (b, &w) in b1h.iter_mut().zip(w1h) {
+            *b = MARGIN + (-w).max(0.0);
+        }
+        // Layer 2's pre-activation without its bias, at both ends.
+        let ends = [0.0, 1.0].map(|x| {
+            let h1: Vec<f64> = w1h.iter().zip(b1h.iter()).map(|(w, b)| w * x + b).collect();
+            (0..l2)
+                .map(|v| {
+                    (0..l1)
+                        .map(|u| h1[u] * w2[h * l1 * l2 + u * l2 + v])
+                        .sum::<f64>()
+                })
+                .collect::<Vec<f64>>()
+        });
+        for v in 0..l2 {
+            b2[h * l2 + v] = MARGIN + (-ends[0][v].min(ends[1][v])).max(0.0);
+        }
+    }
+    let to = |shape: &[usize; 3], v: Vec<f64>| {
+        Tensor::from_vec(shape, v.into_iter().map(F::from_f64).collect())
+    };
+    let b3 = vec![0.0; heads];
+    let [s0, s1, s2, s3, s4, s5] = shapes;
+    [
+        to(&s0, w1),
+        to(&s1, b1),
+        to(&s2, w2),
+        to(&s3, b2),
+        to(&s4, w3),
+        to(&s5, b3),
+    ]
 }
 
 /// The MLPs of both directions (`{prefix}.neg.*` for `n <= 0`, `{prefix}.pos.*` for `n > 0`)

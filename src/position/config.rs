@@ -1,6 +1,6 @@
 //! Which bias family a model uses, with its options, and the one place that builds it.
 use super::PositionBias;
-use super::at5::MlpOptions;
+use super::at5::{MlpInit, MlpOptions};
 use crate::float::Float;
 use crate::params::ParamStore;
 use rand::rngs::StdRng;
@@ -42,6 +42,10 @@ pub enum BiasConfig {
         /// Absent in records written before the option, which dropped per offset.
         #[serde(default)]
         dropout_per_cell: bool,
+        /// How the MLP starts; left out of records when it is the paper's (and so absent in
+        /// every record written before the option).
+        #[serde(default, skip_serializing_if = "MlpInit::is_paper")]
+        init: MlpInit,
     },
     /// AT5 with the soft bucket replaced by a free table `sigmoid(w_h[n])`.
     At5NoB {
@@ -56,6 +60,9 @@ pub enum BiasConfig {
         /// As AT5's.
         #[serde(default)]
         dropout_per_cell: bool,
+        /// As AT5's.
+        #[serde(default, skip_serializing_if = "MlpInit::is_paper")]
+        init: MlpInit,
     },
     /// ALiBi's fixed linear penalty `-m_h |n|` (Press et al. 2022), symmetric for an encoder.
     Alibi,
@@ -102,6 +109,7 @@ impl BiasConfig {
                 init_std: 0.01,
                 dropout: 0.0,
                 dropout_per_cell: false,
+                init: MlpInit::Paper,
             },
             "at5-nob" => BiasConfig::At5NoB {
                 l1: 15,
@@ -109,6 +117,7 @@ impl BiasConfig {
                 init_std: 0.01,
                 dropout: 0.0,
                 dropout_per_cell: false,
+                init: MlpInit::Paper,
             },
             "alibi" => BiasConfig::Alibi,
             "kerple-log" => BiasConfig::KerpleLog,
@@ -223,11 +232,13 @@ pub fn build<F: Float>(
             init_std,
             dropout,
             dropout_per_cell,
+            init,
         } => {
             let mlp = MlpOptions {
                 l1: *l1,
                 l2: *l2,
                 init_std: *init_std,
+                init: *init,
                 dropout: *dropout,
                 per_cell: *dropout_per_cell,
             };
@@ -242,11 +253,13 @@ pub fn build<F: Float>(
             init_std,
             dropout,
             dropout_per_cell,
+            init,
         } => {
             let mlp = MlpOptions {
                 l1: *l1,
                 l2: *l2,
                 init_std: *init_std,
+                init: *init,
                 dropout: *dropout,
                 per_cell: *dropout_per_cell,
             };

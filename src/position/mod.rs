@@ -15,7 +15,7 @@ mod t5;
 mod t5_nob;
 
 pub use alibi::{Alibi, alibi_slopes};
-pub use at5::{At5, MlpOptions, soft_bucket};
+pub use at5::{At5, MlpInit, MlpOptions, soft_bucket};
 pub use at5_nob::At5NoB;
 pub use config::{BiasConfig, FAMILIES, build};
 pub use fire::Fire;

@@ -1,0 +1,42 @@
+//! `init-study`: AT5 with the paper's MLP init against the alive init, 5 seeds per cell.
+use at5::cli::usage_error;
+use at5::experiments::init;
+use at5::sweep::{self, SweepArgs};
+use clap::Parser;
+
+/// AT5 on lag-k (L = 64; k = 4, 16, 40) and Process-50, each with `--at5-init paper` and
+/// `--at5-init alive`: seeds solved, final accuracy, epochs to 95 % of the final dev accuracy,
+/// and the first epoch's bias gradients (docs/why-at5-starts-flat.md).
+#[derive(Parser, Debug)]
+#[command(name = "init-study", version)]
+struct Cli {
+    #[command(flatten)]
+    sweep: SweepArgs,
+    #[arg(long, default_value_t = 5)]
+    seeds: u64,
+    /// Instead of training, print how the bias gradients at init scale with the paper init's
+    /// std, the MLP widths and the length (f64, one batch, mean over --seeds seeds).
+    #[arg(long)]
+    scaling: bool,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if cli.seeds == 0 {
+        usage_error("--seeds must be at least 1");
+    }
+    if cli.scaling {
+        match init::scaling_report(cli.seeds) {
+            Ok(md) => print!("{md}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(1);
+            }
+        }
+        return;
+    }
+    let plan = init::plan(cli.sweep.preset(), cli.seeds);
+    sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
+        init::report(root, plan, recs)
+    });
+}

@@ -1,0 +1,182 @@
+//! AT5's two MLP initialisations: the paper's flat start, measured against its derivation
+//! (docs/why-at5-starts-flat.md), and the alive init's promises.
+use at5::experiments::init::{gradients_at_init, log_log_slope, plan};
+use at5::nn::check::{check_bias_gradients, small_bias};
+use at5::params::ParamStore;
+use at5::position::{BiasConfig, MlpInit, build};
+use at5::train::{Preset, RunRecord};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+fn norm(g: &at5::experiments::init::InitGradients, name: &str) -> f64 {
+    g.norms
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no gradient for {name}"))
+        .1
+}
+
+#[test]
+fn paper_init_gradients_scale_as_std_squared_and_the_slope_as_std_cubed() {
+    let stds = [0.001, 0.01, 0.1];
+    let at = |std: f64| gradients_at_init("at5", 16, Some(std), (15, 2), 1).unwrap();
+    let gs: Vec<_> = stds.iter().map(|&s| at(s)).collect();
+    let exponent = |name: &str| {
+        let pts: Vec<(f64, f64)> = stds
+            .iter()
+            .zip(&gs)
+            .map(|(&s, g)| (s, norm(g, name)))
+            .collect();
+        log_log_slope(&pts)
+    };
+    for w in ["bias.neg.w1", "bias.neg.w2", "bias.neg.w3"] {
+        let p = exponent(w);
+        assert!(
+            (p - 2.0).abs() < 0.1,
+            "{w}: gradient ∝ std^{p:.3}, derived std^2"
+        );
+    }
+    let p = exponent("bias.c");
+    assert!(
+        (p - 3.0).abs() < 0.1,
+        "bias.c: gradient ∝ std^{p:.3}, derived std^3"
+    );
+    let pts: Vec<(f64, f64)> = stds
+        .iter()
+        .zip(&gs)
+        .map(|(&s, g)| (s, g.bias_range))
+        .collect();
+    let p = log_log_slope(&pts);
+    assert!(
+        (p - 3.0).abs() < 0.15,
+        "bias range ∝ std^{p:.3}, derived std^3"
+    );
+}
+
+#[test]
+fn a_constant_shift_of_the_bias_gets_no_gradient() {
+    // The pooled query sees only keys to its left, so the left MLP's last bias shifts every
+    // logit of its row alike, and the softmax is blind to that: its gradient is rounding.
+    for std in [Some(0.01), None] {
+        let g = gradients_at_init("at5", 16, std, (15, 2), 2).unwrap();
+        let (b3, w3) = (norm(&g, "bias.neg.b3"), norm(&g, "bias.neg.w3"));
+        assert!(
+            b3 < 1e-9 * w3,
+            "init {std:?}: ‖∇b3‖ {b3:e} should vanish next to ‖∇w3‖ {w3:e}"
+        );
+    }
+}
+
+#[test]
+fn the_alive_init_starts_every_unit_active_with_a_sloped_bias() {
+    let paper = gradients_at_init("at5", 64, Some(0.01), (15, 2), 3).unwrap();
+    let alive = gradients_at_init("at5", 64, None, (15, 2), 3).unwrap();
+    // The paper's start: a prior flat to a few parts in a million.
+    assert!(paper.bias_range < 1e-4, "paper range {}", paper.bias_range);
+    assert!(alive.bias_range > 1e-2, "alive range {}", alive.bias_range);
+    // All units active at every offset: the hidden biases see only constant shifts too.
+    for b in ["bias.neg.b1", "bias.neg.b2"] {
+        let (gb, gw) = (norm(&alive, b), norm(&alive, "bias.neg.w3"));
+        assert!(gb < 1e-9 * gw, "{b}: {gb:e}, every unit should be active");
+    }
+    // And the slope's gradient is well clear of Adam's eps (1e-8), the paper's is not.
+    assert!(norm(&alive, "bias.c") > 1e-8);
+    assert!(norm(&paper, "bias.c") < 1e-8);
+
+    let mut cfg = BiasConfig::from_name("at5").unwrap();
+    if let BiasConfig::At5 { init, .. } = &mut cfg {
+        *init = MlpInit::Alive;
+    }
+    for seed in 0..5 {
+        let mut store = ParamStore::<f32>::new();
+        let bias = build(
+            &cfg,
+            4,
+            64,
+            &mut store,
+            "bias",
+            &mut StdRng::seed_from_u64(seed),
+        )
+        .unwrap();
+        for d in bias.dead_units(&store, 64).unwrap() {
+            assert_eq!(d.layer1, [0.0, 0.0], "seed {seed}");
+            assert_eq!(d.layer2, [0.0, 0.0], "seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn the_alive_init_passes_the_gradient_check() {
+    for family in ["at5", "at5-nob"] {
+        let mut cfg = small_bias(family).unwrap();
+        match &mut cfg {
+            BiasConfig::At5 { init, .. } | BiasConfig::At5NoB { init, .. } => {
+                *init = MlpInit::Alive
+            }
+            _ => unreachable!(),
+        }
+        let check = check_bias_gradients(&cfg, 7).unwrap();
+        assert!(check.passed(), "{family} alive: {check:?}");
+    }
+}
+
+#[test]
+fn records_without_the_init_field_read_as_the_paper_init_and_are_written_without_it() {
+    let at5 = BiasConfig::from_name("at5").unwrap();
+    let json = serde_json::to_string(&at5).unwrap();
+    assert!(
+        !json.contains("init\""),
+        "the paper init is left out: {json}"
+    );
+    let old = r#"{"At5":{"slope_min":1.0,"slope_max":10.0,"l1":15,"l2":2,"init_std":0.01,"dropout":0.0}}"#;
+    let back: BiasConfig = serde_json::from_str(old).unwrap();
+    assert_eq!(back, at5);
+    let mut alive = at5.clone();
+    if let BiasConfig::At5 { init, .. } = &mut alive {
+        *init = MlpInit::Alive;
+    }
+    let json = serde_json::to_string(&alive).unwrap();
+    assert!(json.contains(r#""init":"Alive""#), "{json}");
+    assert_eq!(serde_json::from_str::<BiasConfig>(&json).unwrap(), alive);
+}
+
+#[test]
+fn a_committed_quick_record_is_still_recognised_as_finished() {
+    // Written before the init option existed, it replays to the config its flags give now.
+    let root = std::path::Path::new("results/quick");
+    let biases = ["at5".to_string(), "at5-nob".to_string()];
+    let plan = at5::experiments::reproduce::plan(Preset::Quick, 2, &biases);
+    for id in ["process50-at5-s1", "reber-at5-nob-s2"] {
+        let spec = plan.specs.iter().find(|s| s.id == id).unwrap();
+        let cfg = spec.args().unwrap().to_config().unwrap();
+        assert!(
+            at5::sweep::finished_in(&spec.dir(root), &cfg).is_some(),
+            "{id} is no longer recognised as finished"
+        );
+        let rec: RunRecord = at5::report::read_json(&spec.dir(root).join("record.json")).unwrap();
+        let (BiasConfig::At5 { init, .. } | BiasConfig::At5NoB { init, .. }) =
+            rec.config.model.bias
+        else {
+            panic!("{id}: not an AT5 record");
+        };
+        assert_eq!(init, MlpInit::Paper);
+    }
+}
+
+#[test]
+fn the_study_plan_pairs_each_init_on_the_same_runs() {
+    let p = plan(Preset::Quick, 5);
+    assert_eq!(p.specs.len(), 4 * 2 * 5);
+    for s in &p.specs {
+        let cfg = s.args().unwrap().to_config().unwrap();
+        let BiasConfig::At5 { init, .. } = cfg.model.bias else {
+            panic!("{}: not AT5", s.id);
+        };
+        let want = if s.bias.ends_with("alive") {
+            MlpInit::Alive
+        } else {
+            MlpInit::Paper
+        };
+        assert_eq!(init, want, "{}", s.id);
+    }
+}
