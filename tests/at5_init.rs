@@ -143,10 +143,10 @@ fn records_without_the_init_field_read_as_the_paper_init_and_are_written_without
 #[test]
 fn a_committed_quick_record_is_still_recognised_as_finished() {
     // Written before the init option existed, it replays to the config its flags give now.
-    let root = std::path::Path::new("results/quick");
-    let biases = ["at5".to_string(), "at5-nob".to_string()];
-    let plan = at5::experiments::reproduce::plan(Preset::Quick, 2, &biases);
-    for id in ["process50-at5-s1", "reber-at5-nob-s2"] {
+    let root = std::path::Path::new("results/paper");
+    let biases = ["at5".to_string()];
+    let plan = at5::experiments::reproduce::plan(Preset::Paper, 5, &biases);
+    for id in ["adding-100-at5-s1", "adding-100-at5-s5"] {
         let spec = plan.specs.iter().find(|s| s.id == id).unwrap();
         let cfg = spec.args().unwrap().to_config().unwrap();
         assert!(
