@@ -138,6 +138,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
         "epochs to 95 % of last dev",
         "‖∇ w3‖ epoch 1",
         "‖∇ c‖ epoch 1",
+        "dead units, left, last epoch (l1 / l2)",
     ] {
         table = table.extra_column(column);
     }
@@ -171,6 +172,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
                 .collect();
             let c: Vec<f64> = rs.iter().filter_map(|r| first_grad(r, "bias.c")).collect();
             let best: Vec<f64> = final_test.iter().map(|a| 100.0 * a).collect();
+            let dead = dead_left(&rs);
             table.row_with_extras(
                 format!("{g} / {column}").as_str(),
                 Vec::<Cell>::new(),
@@ -181,6 +183,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
                     stat(&e95, 1),
                     sci(&w3),
                     sci(&c),
+                    dead,
                 ],
             );
             // Mean dev accuracy per epoch over the seeds that ran that epoch.
@@ -224,6 +227,23 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
     );
     crate::report::write_atomic(&root.join("init-study.md"), md.as_bytes())?;
     Ok(md)
+}
+
+/// The share of the left MLPs' dead units after the last epoch, per layer, over heads and
+/// seeds, as `l1 % / l2 %`; `—` for families without an MLP.
+fn dead_left(rs: &[&RunRecord]) -> String {
+    let units: Vec<[f64; 2]> = rs
+        .iter()
+        .filter_map(|r| r.epochs.last()?.diagnostics.as_ref()?.dead_units.clone())
+        .flatten()
+        .map(|d| [d.layer1[0], d.layer2[0]])
+        .collect();
+    if units.is_empty() {
+        return crate::report::MISSING.to_string();
+    }
+    let n = units.len() as f64;
+    let [a, b] = [0, 1].map(|k| 100.0 * units.iter().map(|u| u[k]).sum::<f64>() / n);
+    format!("{a:.0} % / {b:.0} %")
 }
 
 /// Mean over seeds in scientific notation (gradient norms span many decades).
