@@ -14,6 +14,9 @@ struct Cli {
     sweep: SweepArgs,
     #[arg(long, default_value_t = 5)]
     seeds: u64,
+    /// Lag-k's budget in epochs.
+    #[arg(long, default_value_t = init::LAG_EPOCHS)]
+    lag_epochs: usize,
     /// Instead of training, print how the bias gradients at init scale with the paper init's
     /// std, the MLP widths and the length (f64, one batch, mean over --seeds seeds).
     #[arg(long)]
@@ -35,7 +38,10 @@ fn main() {
         }
         return;
     }
-    let plan = init::plan(cli.sweep.preset(), cli.seeds);
+    if cli.lag_epochs == 0 {
+        usage_error("--lag-epochs must be at least 1");
+    }
+    let plan = init::plan(cli.sweep.preset(), cli.seeds, cli.lag_epochs);
     sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
         init::report(root, plan, recs)
     });

@@ -165,7 +165,7 @@ fn a_committed_quick_record_is_still_recognised_as_finished() {
 
 #[test]
 fn the_study_plan_pairs_each_init_on_the_same_runs() {
-    let p = plan(Preset::Quick, 5);
+    let p = plan(Preset::Quick, 5, 60);
     assert_eq!(p.specs.len(), 4 * 3 * 5);
     for s in &p.specs {
         let cfg = s.args().unwrap().to_config().unwrap();

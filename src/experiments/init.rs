@@ -15,17 +15,11 @@ pub const LAGS: [usize; 3] = [4, 16, 40];
 /// Lag-k's sequence length.
 pub const LAG_LEN: usize = 64;
 
-/// The lag-k budget: D = 64, 4 heads, lr 1e-3, 60 epochs on the quick preset's splits.
-const LAG_FLAGS: [&str; 8] = [
-    "--d-model",
-    "64",
-    "--heads",
-    "4",
-    "--lr",
-    "1e-3",
-    "--epochs",
-    "60",
-];
+/// The lag-k model and learning rate: D = 64, 4 heads, lr 1e-3, on the preset's splits.
+const LAG_FLAGS: [&str; 6] = ["--d-model", "64", "--heads", "4", "--lr", "1e-3"];
+
+/// Lag-k's default budget in epochs.
+pub const LAG_EPOCHS: usize = 60;
 
 /// Test accuracy from which a run counts as solved: 90 % on lag-k (chance 12.5 %), 80 % on
 /// Process-50 (its Bayes ceiling at the quick preset's length is 85.3 %).
@@ -33,9 +27,9 @@ pub fn solved_at(group: &str) -> f64 {
     if group.starts_with("lagk") { 0.9 } else { 0.8 }
 }
 
-/// One AT5 run per group, init and seed, and a T5 run per group and seed for reference.
-/// Process-50 runs the preset's own protocol.
-pub fn plan(preset: Preset, seeds: u64) -> Plan {
+/// One AT5 run per group, init and seed, and a T5 run per group and seed for reference;
+/// lag-k trains `lag_epochs` epochs, Process-50 runs the preset's own protocol.
+pub fn plan(preset: Preset, seeds: u64, lag_epochs: usize) -> Plan {
     let lag_groups = LAGS.iter().map(|&k| {
         let flags: Vec<String> = [
             "--task",
@@ -48,6 +42,7 @@ pub fn plan(preset: Preset, seeds: u64) -> Plan {
         .iter()
         .map(|s| s.to_string())
         .chain(LAG_FLAGS.iter().map(|s| s.to_string()))
+        .chain(["--epochs".to_string(), lag_epochs.to_string()])
         .collect();
         (format!("lagk-k{k}"), flags)
     });
