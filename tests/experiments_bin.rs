@@ -355,3 +355,47 @@ fn sweep_takes_the_lag_length_and_refuses_a_lag_beyond_it() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn init_study_runs_a_tiny_row_and_prints_its_scaling_table() {
+    let root = tmp("init");
+    let r = root.to_str().unwrap();
+    let out = run(
+        env!("CARGO_BIN_EXE_init-study"),
+        &[
+            "--tasks",
+            "process50",
+            "--seeds",
+            "1",
+            "--train-flags",
+            TINY,
+            "--out",
+            r,
+            "--quiet",
+        ],
+    );
+    let md = std::fs::read_to_string(root.join("init-study.md")).unwrap();
+    for row in [
+        "process50 / at5-paper",
+        "process50 / at5-alive",
+        "process50 / t5",
+    ] {
+        assert!(md.contains(row), "{row} missing from:\n{md}");
+    }
+    svg(&root.join("figures/init-study-dev.svg"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("solved"));
+    let out = run(
+        env!("CARGO_BIN_EXE_init-study"),
+        &["--scaling", "--seeds", "1"],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("‖∇ T5 table‖") && text.contains("paper, std 0.01"),
+        "{text}"
+    );
+    let bad = Command::new(env!("CARGO_BIN_EXE_init-study"))
+        .args(["--lag-epochs", "0", "--out", r])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
