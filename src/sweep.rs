@@ -82,6 +82,32 @@ pub struct Plan {
     pub specs: Vec<RunSpec>,
 }
 
+impl Plan {
+    /// The finished records of row `group`, column `bias`, in plan order (`recs[k]` is the
+    /// record of `specs[k]`, `None` where unfinished).
+    pub fn runs<'a>(
+        &self,
+        recs: &'a [Option<RunRecord>],
+        group: &str,
+        bias: &str,
+    ) -> Vec<&'a RunRecord> {
+        self.specs
+            .iter()
+            .zip(recs)
+            .filter(|(s, _)| s.group == group && s.bias == bias)
+            .filter_map(|(_, r)| r.as_ref())
+            .collect()
+    }
+}
+
+/// The test accuracy (%) at the best-dev epoch of each run that has one: the number every
+/// experiment's table cell summarises over seeds.
+pub fn best_test_percent(runs: &[&RunRecord]) -> Vec<f64> {
+    runs.iter()
+        .filter_map(|r| r.best.as_ref().map(|b| 100.0 * b.test.accuracy))
+        .collect()
+}
+
 /// The plan file of an experiment inside its output directory: `plan-<experiment>.json`, so
 /// experiments sharing one directory (and its finished runs) keep their own plans.
 pub fn plan_path(root: &Path, experiment: &str) -> PathBuf {

@@ -3,7 +3,7 @@
 use super::figures::pooled_query;
 use crate::nn::ForwardOpts;
 use crate::report::{Better, Cell, LineOpts, Series, Table, line_chart, write_atomic};
-use crate::sweep::Plan;
+use crate::sweep::{Plan, best_test_percent};
 use crate::train::{self, Preset, RunRecord, Trainer, evaluate};
 use std::path::Path;
 
@@ -60,16 +60,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
     for g in &groups {
         let cells: Vec<Cell> = cols
             .iter()
-            .map(|b| {
-                let xs: Vec<f64> = plan
-                    .specs
-                    .iter()
-                    .zip(recs)
-                    .filter(|(s, _)| &s.group == g && s.bias == *b)
-                    .filter_map(|(_, r)| r.as_ref()?.best.as_ref().map(|x| 100.0 * x.test.accuracy))
-                    .collect();
-                Cell::of_samples(&xs)
-            })
+            .map(|b| Cell::of_samples(&best_test_percent(&plan.runs(recs, g, b))))
             .collect();
         table.row(g.as_str(), cells);
     }

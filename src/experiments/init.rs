@@ -2,7 +2,7 @@
 //! in its linear regime (`--at5-init alive`), on lag-k at L = 64 and on Process-50.
 //! docs/why-at5-starts-flat.md derives why the paper's start is flat and reads this report.
 use crate::report::{Cell, Series, Table, mean_std, small_multiples};
-use crate::sweep::{Plan, RunSpec};
+use crate::sweep::{Plan, RunSpec, best_test_percent};
 use crate::train::{Preset, RunRecord};
 use std::path::Path;
 
@@ -111,14 +111,7 @@ fn stat(xs: &[f64], digits: usize) -> String {
 pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<String, String> {
     let mut groups: Vec<String> = plan.specs.iter().map(|s| s.group.clone()).collect();
     groups.dedup();
-    let runs = |g: &str, column: &str| -> Vec<&RunRecord> {
-        plan.specs
-            .iter()
-            .zip(recs)
-            .filter(|(s, _)| s.group == g && s.bias == column)
-            .filter_map(|(_, r)| r.as_ref())
-            .collect()
-    };
+    let runs = |g: &str, column: &str| plan.runs(recs, g, column);
     let mut columns: Vec<String> = Vec::new();
     for s in &plan.specs {
         if !columns.contains(&s.bias) {
@@ -143,14 +136,8 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
         for column in &columns {
             let rs = runs(g, column);
             let threshold = solved_at(g);
-            let final_test: Vec<f64> = rs
-                .iter()
-                .filter_map(|r| {
-                    let best = r.best.as_ref()?;
-                    Some(best.test.accuracy)
-                })
-                .collect();
-            let solved = final_test.iter().filter(|&&a| a >= threshold).count();
+            let best = best_test_percent(&rs);
+            let solved = best.iter().filter(|&&a| a >= 100.0 * threshold).count();
             let last_dev: Vec<f64> = rs
                 .iter()
                 .filter_map(|r| r.epochs.last())
@@ -166,7 +153,6 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
                 .filter_map(|r| first_grad(r, "bias.neg.w3"))
                 .collect();
             let c: Vec<f64> = rs.iter().filter_map(|r| first_grad(r, "bias.c")).collect();
-            let best: Vec<f64> = final_test.iter().map(|a| 100.0 * a).collect();
             let dead = dead_left(&rs);
             table.row_with_extras(
                 format!("{g} / {column}").as_str(),

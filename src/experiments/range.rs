@@ -4,7 +4,7 @@ use super::figures::priors_figure;
 use crate::report::{
     Better, Cell, LineOpts, Series, Table, line_chart, mean_std, write_atomic, write_json,
 };
-use crate::sweep::{Plan, RunSpec};
+use crate::sweep::{Plan, RunSpec, best_test_percent};
 use crate::train::{Preset, RunRecord};
 use std::path::Path;
 
@@ -128,14 +128,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
         if ranges.is_empty() {
             continue;
         }
-        let runs = |bias: &str, r: usize| -> Vec<&RunRecord> {
-            plan.specs
-                .iter()
-                .zip(recs)
-                .filter(|(s, _)| s.bias == bias && s.group == group(dial, r))
-                .filter_map(|(_, rec)| rec.as_ref())
-                .collect()
-        };
+        let runs = |bias: &str, r: usize| plan.runs(recs, &group(dial, r), bias);
         // Table: rows = range, columns = bias.
         let mut table =
             Table::new(dial.name(), biases.iter().map(String::as_str), 1).bold_best(Better::Higher);
@@ -143,10 +136,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
         for b in &biases {
             let mut pts = Vec::new();
             for &r in &ranges {
-                let xs: Vec<f64> = runs(b, r)
-                    .iter()
-                    .filter_map(|x| x.best.as_ref().map(|b| 100.0 * b.test.accuracy))
-                    .collect();
+                let xs = best_test_percent(&runs(b, r));
                 if !xs.is_empty() {
                     pts.push((r as f64, mean_std(&xs).0));
                 }
@@ -158,13 +148,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
         for &r in &ranges {
             let cells: Vec<Cell> = biases
                 .iter()
-                .map(|b| {
-                    let xs: Vec<f64> = runs(b, r)
-                        .iter()
-                        .filter_map(|x| x.best.as_ref().map(|b| 100.0 * b.test.accuracy))
-                        .collect();
-                    Cell::of_samples(&xs)
-                })
+                .map(|b| Cell::of_samples(&best_test_percent(&runs(b, r))))
                 .collect();
             table.row(format!("{r}"), cells);
         }

@@ -50,13 +50,8 @@ pub fn plan(preset: Preset, seeds: u64, biases: &[String]) -> Plan {
 }
 
 /// Test metric (%) at the best-dev epoch of each finished run of (group, bias).
-fn cell<'a>(plan: &'a Plan, recs: &'a [Option<RunRecord>], group: &str, bias: &str) -> Vec<f64> {
-    plan.specs
-        .iter()
-        .zip(recs)
-        .filter(|(s, _)| s.group == group && s.bias == bias)
-        .filter_map(|(_, r)| r.as_ref()?.best.as_ref().map(|b| 100.0 * b.test.accuracy))
-        .collect()
+fn cell(plan: &Plan, recs: &[Option<RunRecord>], group: &str, bias: &str) -> Vec<f64> {
+    crate::sweep::best_test_percent(&plan.runs(recs, group, bias))
 }
 
 /// Writes table.md, results.json, figures/*.svg and README.md under `root`.
