@@ -1,9 +1,11 @@
 // The playground page: controls, plots, and the worker that trains.
 //
 // The URL can preset every control (?task=lagk&len=16&lag=4&bias=at5&heads=4&lr=0.005&epochs=20
-// &seed=1); train=1 starts training on load, and report=PATH posts the page's state as JSON to
-// PATH when the run ends (playground/test.sh uses both). The state is also written into
-// <pre id="state">.
+// &seed=1); train=1 starts training on load; report=PATH posts the page's state as JSON to PATH
+// when the run ends (or {error} if it fails); hold=PATH loads PATH as an image, which a test's
+// server answers once the report is in, so the page's load event (and a headless browser's
+// screenshot) waits for the run. playground/test.sh uses all three. The state is also written
+// into <pre id="state">.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -23,6 +25,7 @@ let started = 0;
 let reported = false;
 
 for (const f of FIELDS) if (params.has(f)) $(f).value = params.get(f);
+if (params.has('hold')) new Image().src = params.get('hold');
 
 const worker = new Worker('worker.js');
 
@@ -97,6 +100,7 @@ worker.onmessage = (ev) => {
       break;
     case 'error':
       $('error').textContent = m.message;
+      report(JSON.stringify({ error: m.message }));
       break;
   }
 };
@@ -113,6 +117,10 @@ function state() {
 function finished() {
   const s = JSON.stringify(state());
   $('state').textContent = s;
+  report(s);
+}
+
+function report(s) {
   const to = params.get('report');
   if (to && !reported) {
     reported = true;
