@@ -21,4 +21,5 @@ RUSTFLAGS="" cargo rustc --release --lib --target wasm32-unknown-unknown \
 wasm-bindgen --target no-modules --no-typescript --remove-producers-section \
     --out-dir docs/playground/pkg --out-name at5 \
     target/wasm32-unknown-unknown/release/at5.wasm
+playground/sources-hash.sh >docs/playground/pkg/SOURCES
 ls -l docs/playground/pkg

@@ -16,6 +16,10 @@ browser=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true
 [ -n "$browser" ] || { echo "playground test: no chromium (apt-get install chromium)" >&2; exit 1; }
 [ -f docs/playground/pkg/at5_bg.wasm ] ||
     { echo "docs/playground/pkg/ is missing: run playground/build.sh" >&2; exit 1; }
+if [ "$(cat docs/playground/pkg/SOURCES 2>/dev/null)" != "$(playground/sources-hash.sh)" ]; then
+    echo "note: docs/playground/pkg/ was built from other sources than these (src/, Cargo.toml," \
+        "Cargo.lock); playground/build.sh rebuilds it" >&2
+fi
 cargo build --release --bin train
 out=target/playground-test
 rm -rf "$out" && mkdir -p "$out"
@@ -33,7 +37,7 @@ run() {
     url+="&report=/report/$name&hold=/wait/$name"
     echo "== $name: $url"
     if ! timeout 900 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-        --window-size=1340,1320 --screenshot="$out/$name.png" "$url" >"$out/$name.log" 2>&1 ||
+        --window-size=1340,1060 --screenshot="$out/$name.png" "$url" >"$out/$name.log" 2>&1 ||
         [ ! -s "$out/$name.json" ]; then
         echo "the page did not report ($out/$name.log):" >&2
         tail -20 "$out/$name.log" >&2

@@ -23,6 +23,7 @@ let running = false;
 let example = Number(params.get('example') || 0);
 let started = 0;
 let reported = false;
+let headChosen = params.has('head'); // else the heat maps follow the head with the sharpest prior
 
 for (const f of FIELDS) if (params.has(f)) $(f).value = params.get(f);
 if (params.has('hold')) new Image().src = params.get('hold');
@@ -138,7 +139,13 @@ function fillHeads() {
     o.textContent = h;
     sel.appendChild(o);
   }
-  sel.value = String(Math.min(keep, info.heads - 1));
+  sel.value = String(Math.min(Number(params.get('head') || keep), info.heads - 1));
+}
+
+// The head whose prior of the pooled query peaks highest.
+function sharpestHead() {
+  const peaks = view.prior.map((row) => Math.max(...row));
+  return peaks.indexOf(Math.max(...peaks));
 }
 
 function drawAll() {
@@ -172,7 +179,7 @@ function el(name, attrs, text) {
 }
 
 // A plotting frame: maps data to the SVG's box, draws axes with ticks and labels.
-function frame(svg, { x0, x1, y0, y1, xlabel, ylabel, ylog, y2 }) {
+function frame(svg, { x0, x1, y0, y1, xlabel, ylabel, ylog, y2, xint }) {
   svg.innerHTML = '';
   const W = 640, H = 300, L = 56, R = y2 ? 56 : 16, T = 14, B = 40;
   const ly = (v) => (ylog ? Math.log(v) : v);
@@ -180,7 +187,7 @@ function frame(svg, { x0, x1, y0, y1, xlabel, ylabel, ylog, y2 }) {
   const sy = (y) => H - B - ((ly(y) - ly(y0)) / (ly(y1) - ly(y0) || 1)) * (H - T - B);
   const g = el('g', { class: 'axes' });
   g.appendChild(el('rect', { x: L, y: T, width: W - L - R, height: H - T - B, class: 'plotarea' }));
-  for (const t of ticks(x0, x1, 8)) {
+  for (const t of ticks(x0, x1, 8).filter((t) => !xint || Number.isInteger(t))) {
     g.appendChild(el('line', { x1: sx(t), x2: sx(t), y1: H - B, y2: H - B + 4 }));
     g.appendChild(el('text', { x: sx(t), y: H - B + 16, 'text-anchor': 'middle' }, fmt(t)));
   }
@@ -277,7 +284,7 @@ function drawPrior() {
   const k = info.task.startsWith('lag') ? Number($('lag').value) : null;
   if (k !== null && q - k >= 0) {
     svg.appendChild(el('line', { x1: f.sx(-k), x2: f.sx(-k), y1: f.T, y2: f.H - f.B, class: 'answer' }));
-    svg.appendChild(el('text', { x: f.sx(-k) + 4, y: f.H - f.B - 6, class: 'answerlabel' }, `answer at −${k}`));
+    svg.appendChild(el('text', { x: f.sx(-k) + 4, y: f.T + 26, class: 'answerlabel' }, `answer at −${k}`));
   }
   svg.appendChild(el('line', { x1: f.L, x2: f.W - f.R, y1: f.sy(1 / len), y2: f.sy(1 / len), class: 'uniform' }));
   view.prior.forEach((row, h) => {
@@ -285,14 +292,14 @@ function drawPrior() {
     polyline(svg, pts, { stroke: COLORS[h % COLORS.length], 'stroke-width': 2 });
     for (const [x, y] of pts) svg.appendChild(el('circle', { cx: x, cy: y, r: 2.2, fill: COLORS[h % COLORS.length] }));
   });
-  legend(svg, view.prior.map((_, h) => [`head ${h}`, COLORS[h % COLORS.length]]).concat([['uniform 1/L', '#888', '4 3']]), f.L + 10, f.T + 14);
+  legend(svg, view.prior.map((_, h) => [`head ${h}`, COLORS[h % COLORS.length]]).concat([['uniform 1/L', '#888', '4 3']]), f.W - f.R - 96, f.T + 30);
 }
 
 function drawCurves() {
   const svg = $('curves');
   const E = info.epochs;
   const lmax = Math.max(0.1, ...history.map((r) => r.train_loss), ...history.map((r) => r.dev.loss));
-  const f = frame(svg, { x0: 0, x1: E, y0: 0, y1: lmax * 1.05, xlabel: 'epoch', ylabel: 'loss',
+  const f = frame(svg, { x0: 0, x1: E, y0: 0, y1: lmax * 1.05, xlabel: 'epoch', ylabel: 'loss', xint: true,
     y2: { y0: 0, y1: 1, label: 'dev accuracy' } });
   if (history.length) {
     polyline(svg, history.map((r) => [f.sx(r.epoch), f.sy(r.train_loss)]), { stroke: '#1f77b4', 'stroke-width': 2 });
@@ -306,7 +313,7 @@ function drawSlopes() {
   const svg = $('slopes');
   $('slopes-figure').classList.toggle('inactive', !view.alpha);
   if (!view.alpha) {
-    frame(svg, { x0: 0, x1: info.epochs, y0: 1, y1: 100, ylog: true, xlabel: 'epoch', ylabel: 'saturation distance' });
+    frame(svg, { x0: 0, x1: info.epochs, y0: 1, y1: 100, ylog: true, xint: true, xlabel: 'epoch', ylabel: 'saturation distance' });
     svg.appendChild(el('text', { x: 320, y: 150, 'text-anchor': 'middle', class: 'note' }, `${info.family} has no slopes: choose at5`));
     return;
   }
@@ -315,7 +322,7 @@ function drawSlopes() {
   for (const s of slopes) for (const v of s.alpha.concat(s.beta)) { lo = Math.min(lo, inv(v)); hi = Math.max(hi, inv(v)); }
   lo = Math.min(lo, 1) * 0.8;
   hi = Math.max(hi, info.len) * 1.25;
-  const f = frame(svg, { x0: 0, x1: info.epochs, y0: lo, y1: hi, ylog: true, xlabel: 'epoch', ylabel: 'saturation distance (log)' });
+  const f = frame(svg, { x0: 0, x1: info.epochs, y0: lo, y1: hi, ylog: true, xint: true, xlabel: 'epoch', ylabel: 'saturation distance (log)' });
   const k = info.task.startsWith('lag') ? Number($('lag').value) : null;
   if (k) {
     svg.appendChild(el('line', { x1: f.L, x2: f.W - f.R, y1: f.sy(k), y2: f.sy(k), class: 'answer' }));
@@ -331,6 +338,7 @@ function drawSlopes() {
 
 function drawMaps() {
   if (!view || !info) return;
+  if (!headChosen) $('head').value = String(sharpestHead());
   const h = Math.min(Number($('head').value || 0), info.heads - 1);
   const ex = view.example;
   $('exindex').textContent = ex.index;
@@ -376,13 +384,19 @@ function drawMaps() {
 
 // ---- controls -------------------------------------------------------------------------------
 
-$('task').addEventListener('change', () => { showTask(); reset(); });
+// A task switch resets the learning rate: Adding at its quick preset's 3e-3, lag-k at 5e-3
+// (faster than the preset's 2e-3; the answer comes in about 15 epochs).
+$('task').addEventListener('change', () => {
+  $('lr').value = $('task').value === 'adding' ? '0.003' : '0.005';
+  showTask();
+  reset();
+});
 for (const f of ['len', 'lag', 'T', 'bias', 'heads', 'lr', 'epochs', 'seed']) $(f).addEventListener('change', reset);
 $('reset').addEventListener('click', reset);
 $('train').addEventListener('click', () => { if (!started) started = performance.now(); worker.postMessage({ type: 'train' }); });
 $('pause').addEventListener('click', () => worker.postMessage({ type: 'pause' }));
 $('step').addEventListener('click', () => worker.postMessage({ type: 'step' }));
-$('head').addEventListener('change', drawMaps);
+$('head').addEventListener('change', () => { headChosen = true; drawMaps(); });
 $('prev').addEventListener('click', () => { example = Math.max(0, example - 1); worker.postMessage({ type: 'example', index: example }); });
 $('next').addEventListener('click', () => { example += 1; worker.postMessage({ type: 'example', index: example }); });
 
