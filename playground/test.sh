@@ -36,8 +36,8 @@ run() {
     local url="http://127.0.0.1:$port/playground/index.html?$query&train=1"
     url+="&report=/report/$name&hold=/wait/$name"
     echo "== $name: $url"
-    if ! timeout 900 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-        --window-size=1340,1060 --screenshot="$out/$name.png" "$url" >"$out/$name.log" 2>&1 ||
+    if ! timeout 900 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+        --hide-scrollbars --window-size=1340,1060 --screenshot="$out/$name.png" "$url" >"$out/$name.log" 2>&1 ||
         [ ! -s "$out/$name.json" ]; then
         echo "the page did not report ($out/$name.log):" >&2
         tail -20 "$out/$name.log" >&2
