@@ -44,13 +44,15 @@ run() {
         return 1
     fi
     echo "   the page trained and reported in $((SECONDS - start)) s"
+    # (set -e does not reach inside a function called with ||: each step says if it failed.)
     local flags
     flags=$(python3 -c 'import json, sys
 s = json.load(open(sys.argv[1]))
 sys.exit("the page failed: " + s["error"]) if "error" in s else print(s["info"]["command"].split(" -- ", 1)[1])' \
-        "$out/$name.json")
+        "$out/$name.json") || return 1
     # shellcheck disable=SC2086 # the page's flags, split as a shell would
-    ./target/release/train $flags --quiet --threads 1 --out "$out/native-$name" >/dev/null
+    cargo run --release --quiet --bin train -- $flags --quiet --threads 1 \
+        --out "$out/native-$name" >/dev/null || { echo "native train failed" >&2; return 1; }
     python3 playground/check.py "$name" "$out/$name.json" "$out/native-$name/record.json"
 }
 
