@@ -35,6 +35,8 @@ pub mod float;
 pub mod nn;
 pub mod optim;
 pub mod params;
+#[cfg(feature = "playground")]
+pub mod playground;
 pub mod position;
 pub mod report;
 pub mod small_gemm;

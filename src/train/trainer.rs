@@ -12,7 +12,23 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 use std::time::Instant;
+
+/// In a browser (wasm32-unknown-unknown) std has no clock and `Instant::now` panics: epochs
+/// time as 0 s there, and the page times them itself.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+struct Instant;
+
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+impl Instant {
+    fn now() -> Instant {
+        Instant
+    }
+    fn elapsed(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+}
 
 /// One epoch's numbers, as the run record stores them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,226 @@
+//! The browser playground's binding (`docs/playground/`, feature `playground`, built for
+//! `wasm32-unknown-unknown` by `playground/build.sh`).
+//!
+//! The page describes a run with the flags of the `train` binary; [`Playground::new`] parses
+//! them with the same [`RunArgs`] and builds the same [`Trainer`], and
+//! [`Playground::train_epoch`] is the library's own epoch, so a run in the page is the native
+//! run of the same flags (up to the last bits of the kernels). Everything crosses the boundary
+//! as JSON strings.
+use crate::cli::RunArgs;
+use crate::data::{Label, Sequence};
+use crate::position::{BiasConfig, t5_bucket};
+use crate::train::{EpochRecord, Trainer, make_batch, pooled_query, prior_series};
+use clap::Parser;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// The page's progress hook, a global function of the worker: `(done, total, loss)` after
+    /// every optimizer step.
+    #[wasm_bindgen(js_name = at5Progress)]
+    fn progress(done: u32, total: u32, loss: f64);
+    /// The page's panic hook, a global function of the worker: a panic's message, before the
+    /// wasm traps.
+    #[wasm_bindgen(js_name = at5Panic)]
+    fn report_panic(message: String);
+}
+
+/// The `train` binary's run flags, parsed as it parses them.
+#[derive(Parser)]
+#[command(name = "train")]
+struct Flags {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// One training run in the page.
+#[wasm_bindgen]
+pub struct Playground {
+    trainer: Trainer,
+    command: String,
+}
+
+/// What the page needs to draw a run before it trains.
+#[derive(Serialize)]
+struct Info<'a> {
+    command: &'a str,
+    task: &'a str,
+    family: &'a str,
+    heads: usize,
+    len: usize,
+    query: usize,
+    epochs: usize,
+    steps_per_epoch: usize,
+    lr: f64,
+    /// T5's bucket of every offset `n = j - query`, `j = 0..len` (absent for other families).
+    buckets: Option<Vec<usize>>,
+}
+
+/// The model's state after an epoch (or at initialisation, with no `record`).
+#[derive(Serialize)]
+struct View<'a> {
+    epoch: usize,
+    record: Option<&'a EpochRecord>,
+    /// Per head, the pooled query's prior over keys `j = 0..len` (offset `j - query`).
+    prior: Vec<Vec<f64>>,
+    /// AT5's `alpha_h` and `beta_h`.
+    alpha: Option<Vec<f64>>,
+    beta: Option<Vec<f64>>,
+    example: Example,
+}
+
+/// One dev example through the first layer: per head `[len][len]` maps (query i, key j).
+#[derive(Serialize)]
+struct Example {
+    index: usize,
+    input: Vec<String>,
+    label: String,
+    prior: Vec<Vec<Vec<f64>>>,
+    context: Vec<Vec<Vec<f64>>>,
+    posterior: Vec<Vec<Vec<f64>>>,
+}
+
+fn js(e: impl std::fmt::Display) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+fn to_json(v: &impl Serialize) -> Result<String, JsError> {
+    serde_json::to_string(v).map_err(js)
+}
+
+#[wasm_bindgen]
+impl Playground {
+    /// A fresh run from `train`'s flags (`--task lagk --lag 4 ...`): the same config, data
+    /// and initialisation as `train` with those flags.
+    #[wasm_bindgen(constructor)]
+    pub fn new(flags: Vec<String>) -> Result<Playground, JsError> {
+        std::panic::set_hook(Box::new(|p| report_panic(p.to_string())));
+        let argv = std::iter::once("train".to_string()).chain(flags.iter().cloned());
+        let parsed = Flags::try_parse_from(argv).map_err(|e| js(e.render()))?;
+        let config = parsed.run.to_config().map_err(js)?;
+        let trainer = Trainer::new(config).map_err(js)?;
+        let command = format!("cargo run --release --bin train -- {}", flags.join(" "));
+        Ok(Playground { trainer, command })
+    }
+
+    /// The run's shape as JSON: the native command, task, family, heads, length, the pooled
+    /// query, epochs, steps per epoch, learning rate and T5's buckets.
+    pub fn info(&self) -> Result<String, JsError> {
+        let t = &self.trainer;
+        let len = t.data.max_len;
+        let query = pooled_query(t.model.config.pooling, len);
+        let buckets = match t.model.config.bias {
+            BiasConfig::T5 {
+                num_buckets,
+                max_distance,
+                bidirectional,
+            } => Some(
+                (0..len)
+                    .map(|j| {
+                        t5_bucket(
+                            j as i64 - query as i64,
+                            num_buckets,
+                            max_distance,
+                            bidirectional,
+                        )
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        to_json(&Info {
+            command: &self.command,
+            task: &t.data.name,
+            family: t.model.family(),
+            heads: t.model.config.heads,
+            len,
+            query,
+            epochs: t.config.epochs,
+            steps_per_epoch: t.steps_per_epoch(),
+            lr: t.config.lr,
+            buckets,
+        })
+    }
+
+    /// Whether the run has trained all its epochs.
+    pub fn done(&self) -> bool {
+        self.trainer.done()
+    }
+
+    /// Trains one epoch with the library's loop (calling the global `at5Progress` after every
+    /// step) and returns [`Playground::view`] of the result.
+    pub fn train_epoch(&mut self, example: usize) -> Result<String, JsError> {
+        self.trainer
+            .train_epoch(|done, total, loss| progress(done as u32, total as u32, loss))
+            .map_err(js)?;
+        self.view(example)
+    }
+
+    /// The model now, as JSON: the last epoch's record, each head's prior over offsets, AT5's
+    /// slopes, and dev example `example`'s prior, context scores and posterior.
+    pub fn view(&self, example: usize) -> Result<String, JsError> {
+        let t = &self.trainer;
+        let (alpha, beta) = t.model.slopes(&t.store).unzip();
+        let prior = prior_series(t)
+            .into_iter()
+            .map(|s| s.points.into_iter().map(|(_, p)| p).collect())
+            .collect();
+        to_json(&View {
+            epoch: t.state.epoch,
+            record: t.state.history.last(),
+            prior,
+            alpha,
+            beta,
+            example: self.example(example)?,
+        })
+    }
+}
+
+impl Playground {
+    fn example(&self, index: usize) -> Result<Example, JsError> {
+        let t = &self.trainer;
+        let index = index % t.data.dev.len().max(1);
+        let ex = t.data.dev.get(index).ok_or_else(|| js("no dev examples"))?;
+        let len = t.data.max_len;
+        let (batch, _) = make_batch(&[ex], len);
+        let views = t.model.inspect(&t.store, &batch, None).map_err(js)?;
+        let view = views.first().ok_or_else(|| js("the model has no layers"))?;
+        let h = t.model.config.heads;
+        // [1, H, L, L] as [H][L][L].
+        let maps = |x: &crate::Tensor<f64>| -> Vec<Vec<Vec<f64>>> {
+            (0..h)
+                .map(|hh| {
+                    (0..len)
+                        .map(|i| x.data[(hh * len + i) * len..][..len].to_vec())
+                        .collect()
+                })
+                .collect()
+        };
+        let input = match &ex.input {
+            Sequence::Tokens(toks) => toks.iter().map(|t| t.to_string()).collect(),
+            Sequence::Pairs(p) => p
+                .iter()
+                .map(|[v, m]| {
+                    if *m == 0.0 {
+                        format!("{v:.2}")
+                    } else {
+                        format!("{v:.2}|{m}")
+                    }
+                })
+                .collect(),
+        };
+        let label = match ex.label {
+            Label::Class(c) => c.to_string(),
+            Label::Real(r) => format!("{r:.4}"),
+        };
+        Ok(Example {
+            index,
+            input,
+            label,
+            prior: maps(&view.prior),
+            context: maps(&view.context),
+            posterior: maps(&view.posterior),
+        })
+    }
+}
