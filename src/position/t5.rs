@@ -64,6 +64,17 @@ pub fn t5_bucket(
     if let Err(e) = check_t5_config(num_buckets, max_distance, bidirectional) {
         panic!("{e}");
     }
+    bucket_of_checked(relative_position, num_buckets, max_distance, bidirectional)
+}
+
+/// [`t5_bucket`] for a configuration already accepted by [`check_t5_config`] (a [`T5`] checks
+/// its own once, when built, rather than at every offset of every forward).
+fn bucket_of_checked(
+    relative_position: i64,
+    num_buckets: usize,
+    max_distance: usize,
+    bidirectional: bool,
+) -> usize {
     let mut m = -relative_position;
     let mut ret = 0usize;
     let mut nb = num_buckets;
@@ -126,7 +137,7 @@ impl T5 {
     pub fn buckets(&self, lq: usize, lk: usize) -> Vec<usize> {
         offsets(lq, lk)
             .into_iter()
-            .map(|n| t5_bucket(n, self.num_buckets, self.max_distance, self.bidirectional))
+            .map(|n| bucket_of_checked(n, self.num_buckets, self.max_distance, self.bidirectional))
             .collect()
     }
 }
