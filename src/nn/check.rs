@@ -4,7 +4,7 @@ use super::model::{
     Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model, ModelConfig, OutputKind,
     PooledHead, Pooling, Targets,
 };
-use crate::autodiff::gradcheck::MAX_COORDS;
+use crate::autodiff::gradcheck::compare_central;
 use crate::autodiff::{GradcheckReport, Tape, Var};
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::position::{BiasConfig, MlpInit};
@@ -144,10 +144,6 @@ fn loss(model: &Model<f64>, tape: &mut Tape<f64>, p: &Bound, batch: &Batch, y: &
     model.loss(tape, fwd.output, y)
 }
 
-/// Where a gradient is smaller than this (both tape and difference) a relative error says
-/// nothing, so such coordinates count toward the absolute error only.
-pub const REL_FLOOR: f64 = 1e-8;
-
 /// The loss of the store's current values on an evaluation tape (nothing recorded).
 fn loss_value(model: &Model<f64>, store: &ParamStore<f64>, batch: &Batch, y: &Targets) -> f64 {
     let mut t = Tape::eval();
@@ -156,9 +152,8 @@ fn loss_value(model: &Model<f64>, store: &ParamStore<f64>, batch: &Batch, y: &Ta
     t.value(l).data[0]
 }
 
-/// Tape gradient of the loss vs central differences over the tensors `subset`, with the
-/// criterion and step of [`crate::gradcheck`] (coordinates of large tensors sampled evenly, at
-/// most [`MAX_COORDS`] each), and the relative error taken where the gradient is not ~0.
+/// Tape gradient of the loss vs central differences over the tensors `subset`, by the rule of
+/// [`compare_central`]; with the largest `|tape gradient|`.
 fn compare(
     model: &Model<f64>,
     store: &ParamStore<f64>,
@@ -170,42 +165,18 @@ fn compare(
     let p = store.bind(&mut tape);
     let l = loss(model, &mut tape, &p, batch, y);
     let grads = tape.backward(l);
-    let h = 1e-5;
-    let mut rep = GradcheckReport {
-        max_abs_err: 0.0,
-        max_rel_err: 0.0,
-        worst: (0, 0),
-        checked: 0,
-        passed: true,
-    };
-    let mut max_grad: f64 = 0.0;
+    let sizes: Vec<usize> = subset.iter().map(|&id| store.get(id).len()).collect();
+    let analytic = |k: usize, e: usize| grads.get(p.var(subset[k])).map_or(0.0, |g| g.data[e]);
     let mut probe = store.clone();
-    for (k, &id) in subset.iter().enumerate() {
-        let n = store.get(id).len();
-        for e in (0..n).step_by(n.div_ceil(MAX_COORDS).max(1)) {
-            let x = store.get(id).data[e];
-            probe.get_mut(id).data[e] = x + h;
-            let up = loss_value(model, &probe, batch, y);
-            probe.get_mut(id).data[e] = x - h;
-            let down = loss_value(model, &probe, batch, y);
-            probe.get_mut(id).data[e] = x;
-            let num = (up - down) / (2.0 * h);
-            let ana = grads.get(p.var(id)).map_or(0.0, |g| g.data[e]);
-            max_grad = max_grad.max(ana.abs());
-            let abs = (ana - num).abs();
-            let scale = ana.abs().max(num.abs());
-            if abs > 1e-8 + 1e-6 * scale {
-                rep.passed = false;
-            }
-            rep.max_abs_err = rep.max_abs_err.max(abs);
-            if scale >= REL_FLOOR && abs / scale > rep.max_rel_err {
-                rep.max_rel_err = abs / scale;
-                rep.worst = (k, e);
-            }
-            rep.checked += 1;
-        }
-    }
-    (rep, max_grad)
+    let shifted = |k: usize, e: usize, d: f64| {
+        let id = subset[k];
+        let x = store.get(id).data[e];
+        probe.get_mut(id).data[e] = x + d;
+        let v = loss_value(model, &probe, batch, y);
+        probe.get_mut(id).data[e] = x;
+        v
+    };
+    compare_central(&sizes, analytic, shifted)
 }
 
 /// Checks the tape gradient of a tiny classifier's loss against central differences for every
