@@ -3,8 +3,9 @@
 check.py SCENARIO REPORT.json NATIVE_RECORD.json
   at5-lagk: dev accuracy passed 90 %, and some head's prior peaks at offset -k;
   t5-lagk:  -k shares its T5 bucket with a neighbour, some head's prior peaks in that bucket,
-            is equal over all of it (a plateau) and stands above the offsets on either side.
-Both: the first epoch's mean training loss equals native `train`'s with the same flags to 1e-4.
+            is equal over all of it (a plateau) and stands above the offsets on either side;
+  at5-alive-lagk: the page's init control reached the run (`--at5-init alive`).
+All: the first epoch's mean training loss equals native `train`'s with the same flags to 1e-4.
 """
 import json
 import shlex
@@ -66,6 +67,9 @@ elif scenario == "t5-lagk":
         check(all(v < vals[0] for v in outside),
               f"head {h}: the plateau stands above its neighbours "
               f"({', '.join(f'{v:.5f}' for v in outside)})")
+elif scenario == "at5-alive-lagk":
+    check(flags[flags.index("--at5-init") + 1] == "alive" if "--at5-init" in flags else False,
+          "the run was built with --at5-init alive")
 else:
     sys.exit(f"unknown scenario {scenario}")
 

@@ -59,7 +59,8 @@ sys.exit("the page failed: " + s["error"]) if "error" in s else print(s["info"][
 status=0 passed=0 failed=0
 for scenario in \
     "at5-lagk task=lagk&len=16&lag=4&bias=at5&heads=4&lr=0.005&epochs=20&seed=1" \
-    "t5-lagk task=lagk&len=24&lag=8&bias=t5&heads=4&lr=0.005&epochs=15&seed=1"; do
+    "t5-lagk task=lagk&len=24&lag=8&bias=t5&heads=4&lr=0.005&epochs=15&seed=1" \
+    "at5-alive-lagk task=lagk&len=16&lag=4&bias=at5&init=alive&heads=4&lr=0.005&epochs=3&seed=2"; do
     if run ${scenario%% *} "${scenario#* }"; then
         passed=$((passed + 1))
     else

@@ -11,7 +11,7 @@
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2'];
-const FIELDS = ['task', 'len', 'lag', 'T', 'bias', 'heads', 'lr', 'epochs', 'seed'];
+const FIELDS = ['task', 'len', 'lag', 'T', 'bias', 'init', 'heads', 'lr', 'epochs', 'seed'];
 const SVGNS = 'http://www.w3.org/2000/svg';
 
 let info = null;      // the run's shape (Playground.info)
@@ -36,9 +36,16 @@ function flags() {
   const f = ['--task', task];
   if (task === 'lagk') f.push('--seq-len', $('len').value, '--lag', $('lag').value);
   else f.push('--seq-len', $('T').value);
-  f.push('--bias', $('bias').value, '--heads', $('heads').value, '--lr', $('lr').value,
+  f.push('--bias', $('bias').value);
+  // AT5's MLP start (docs/why-at5-starts-flat.md); the paper's is the default, so it adds no flag.
+  if ($('bias').value === 'at5' && $('init').value !== 'paper') f.push('--at5-init', $('init').value);
+  f.push('--heads', $('heads').value, '--lr', $('lr').value,
     '--epochs', $('epochs').value, '--seed', $('seed').value);
   return f;
+}
+
+function showInit() {
+  for (const el of document.querySelectorAll('.at5')) el.hidden = $('bias').value !== 'at5';
 }
 
 function showTask() {
@@ -391,7 +398,9 @@ $('task').addEventListener('change', () => {
   showTask();
   reset();
 });
-for (const f of ['len', 'lag', 'T', 'bias', 'heads', 'lr', 'epochs', 'seed']) $(f).addEventListener('change', reset);
+for (const f of ['len', 'lag', 'T', 'bias', 'init', 'heads', 'lr', 'epochs', 'seed']) $(f).addEventListener('change', reset);
+$('bias').addEventListener('change', showInit);
+showInit();
 $('reset').addEventListener('click', reset);
 $('train').addEventListener('click', () => { if (!started) started = performance.now(); worker.postMessage({ type: 'train' }); });
 $('pause').addEventListener('click', () => worker.postMessage({ type: 'pause' }));
