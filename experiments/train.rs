@@ -19,6 +19,10 @@ struct Cli {
     /// may extend it).
     #[arg(long)]
     resume: Option<PathBuf>,
+    /// Take the run's whole config from a JSON file: a run record (`runs/X/record.json`
+    /// replays run X) or a config as records hold it. No run flags with it.
+    #[arg(long, conflicts_with = "resume")]
+    config: Option<PathBuf>,
     /// Pick up the run in --out: nothing to do if it holds this config's finished record, resume
     /// from its checkpoint if that is of this config, else start (what emitted job lists use,
     /// so a job list can be rerun after an interruption).
@@ -46,7 +50,14 @@ fn main() {
             Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
             _ => PathBuf::from("."),
         },
-        None => cli.run.default_out(),
+        None => match &cli.config {
+            // Beside the record or config it replays would overwrite it: say where instead.
+            Some(p) => usage_error(format!(
+                "--config {}: give --out, the folder for the replayed run",
+                p.display()
+            )),
+            None => cli.run.default_out(),
+        },
     });
     // Everything that can be refused is refused here, before data is made or a step is taken.
     let config = match &cli.resume {
@@ -59,7 +70,18 @@ fn main() {
             }
             Err(path)
         }
-        None => Ok(cli.run.to_config().unwrap_or_else(|e| usage_error(e))),
+        None => match &cli.config {
+            Some(path) => {
+                if let Some(flag) = run_flags_given(&matches).first() {
+                    usage_error(format!(
+                        "--{flag} cannot be given with --config (the file is the whole run):                          drop --{flag}, or edit the file"
+                    ));
+                }
+                Ok(train::read_config(path)
+                    .unwrap_or_else(|e| usage_error(format!("--config {e}"))))
+            }
+            None => Ok(cli.run.to_config().unwrap_or_else(|e| usage_error(e))),
+        },
     };
     let what = if cli.out.is_some() {
         "--out"

@@ -398,6 +398,24 @@ pub fn bias_for(
     Ok(b)
 }
 
+/// A run's config from a JSON file: a `TrainConfig` itself, or a run record (its `config`
+/// replays the run). Validated; errors name the file.
+pub fn read_config(path: &std::path::Path) -> Result<TrainConfig, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{shown}: not JSON: {e}"))?;
+    // A record holds its config under `config`, next to its `status` and `epochs`.
+    let cfg = match value.get("config") {
+        Some(c) if value.get("status").is_some() => c.clone(),
+        _ => value,
+    };
+    let cfg: TrainConfig = serde_json::from_value(cfg)
+        .map_err(|e| format!("{shown}: not a run config or run record: {e}"))?;
+    cfg.validate().map_err(|e| format!("{shown}: {e}"))?;
+    Ok(cfg)
+}
+
 /// The paper's protocol (DESIGN §3) for a task and bias, or the quick preset's reduction.
 pub fn preset_config(
     kind: TaskKind,
