@@ -326,6 +326,24 @@ pub fn exp_on(kernel: Kernel, x: &mut [f32]) {
     }
 }
 
+/// Runs `f` compiled for the process's vector unit: plain loops that `f` inlines (an
+/// elementwise map, say) vectorise to AVX-512 or AVX2 instead of the baseline's SSE2, without
+/// building the whole crate for one CPU. The bits cannot change: Rust never reorders or fuses
+/// float operations on its own, so a wider loop does the same roundings; `f32::mul_add` becomes
+/// one instruction instead of a libm call, with the same correctly rounded result.
+#[inline]
+pub fn wide<R>(f: impl FnOnce() -> R) -> R {
+    match active() {
+        // SAFETY: the CPU has the path's features (the path was checked when chosen).
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx512 => unsafe { x86::avx512::wide(f) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx2 => unsafe { x86::avx2::wide(f) },
+        _ => f(),
+    }
+}
+
 /// The slice and matrix kernels of an element type, on the process's path: what the ops call.
 /// f32 (training) dispatches to the vector kernels; f64 (gradient checks) runs the portable
 /// code and matrixmultiply's f64 GEMM.

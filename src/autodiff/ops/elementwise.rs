@@ -3,18 +3,22 @@ use super::zeros;
 use super::{CHUNK, PAR_MIN};
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
+use crate::kernels::wide;
 use crate::tensor::Tensor;
 use rayon::prelude::*;
 
 /// `f` applied to every element, in fixed chunks across threads for large tensors.
 pub(crate) fn map_par<F: Float>(x: &[F], f: impl Fn(F) -> F + Sync) -> Vec<F> {
     let mut out = zeros(x.len());
+    // Each chunk's loop is compiled for the CPU's vector unit (`kernels::wide`).
+    let body =
+        |(o, x): (&mut [F], &[F])| wide(|| o.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v)));
     if x.len() < PAR_MIN {
-        out.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v));
+        body((&mut out, x));
     } else {
         out.par_chunks_mut(CHUNK)
             .zip(x.par_chunks(CHUNK))
-            .for_each(|(o, x)| o.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v)));
+            .for_each(body);
     }
     out
 }

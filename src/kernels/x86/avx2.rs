@@ -232,3 +232,13 @@ pub(in crate::kernels) unsafe fn exp(x: &mut [f32]) {
     }
     x[n..].iter_mut().for_each(|v| *v = exp_f32(*v));
 }
+
+/// `f()` with its inlined loops compiled for this path (see [`crate::kernels::wide`]).
+///
+/// # Safety
+/// The CPU has the features enabled here.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+pub(in crate::kernels) unsafe fn wide<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
