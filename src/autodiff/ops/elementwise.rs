@@ -156,8 +156,13 @@ pub(crate) fn relu_backward<F: Float>(t: &Tape<F>, a: Var, g: &[F], gr: &mut Gra
     )
 }
 pub(crate) fn gelu_backward<F: Float>(t: &Tape<F>, a: Var, g: &[F], gr: &mut Grads<F>) {
-    let x = &t.value(a).data;
-    acc_local(t, a, x, g, gr, |x, _| gelu_and_slope(x).1)
+    if !t.needs_grad(a) {
+        return;
+    }
+    // The slope as a one-input map, which `kernels::wide` vectorises (the four-slice loop of
+    // `acc_local` stays scalar without target-cpu=native), then g times it: the same products.
+    let slope = map_par(&t.value(a).data, |x| gelu_and_slope(x).1);
+    acc_local(t, a, &slope, g, gr, |_, s| s)
 }
 pub(crate) fn sigmoid_backward<F: Float>(
     t: &Tape<F>,
