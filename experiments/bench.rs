@@ -328,6 +328,7 @@ fn bench_steps(cli: &Cli, threads: usize) -> Result<(), String> {
     if cli.json {
         let v = serde_json::json!({
             "config": s.name, "bias": cli.bias, "threads": threads, "graph": graph,
+            "kernel": at5::kernels::active().name(),
             "L": s.l, "B": s.b, "D": s.d, "H": s.h, "F": s.ffn, "N": s.layers,
             "steps": cli.steps, "warmup": cli.warmup, "params": t.params,
             "ms_per_step": ms, "min_ms": min, "max_ms": max,
@@ -339,8 +340,18 @@ fn bench_steps(cli: &Cli, threads: usize) -> Result<(), String> {
         println!("{v}");
     } else {
         println!(
-            "config {} (L={} B={} D={} H={} F={} N={}), bias {}, {} threads, {} params, {graph} graph",
-            s.name, s.l, s.b, s.d, s.h, s.ffn, s.layers, cli.bias, threads, t.params
+            "config {} (L={} B={} D={} H={} F={} N={}), bias {}, {} threads, {} kernels, {} params, {graph} graph",
+            s.name,
+            s.l,
+            s.b,
+            s.d,
+            s.h,
+            s.ffn,
+            s.layers,
+            cli.bias,
+            threads,
+            at5::kernels::active().name(),
+            t.params
         );
         println!(
             "step: median {ms:.2} ms (min {min:.2}, max {max:.2}) over {} steps after {} warm-up",
@@ -395,19 +406,17 @@ fn head_gemm_gflops(count: usize, m: usize, k: usize, n: usize, ta: bool) -> f64
     for _ in 0..11 {
         let t0 = Instant::now();
         for i in 0..count {
-            // SAFETY: matrix i of each buffer, with the strides of its stored layout.
-            unsafe {
-                at5::small_gemm::sgemm_rows(
-                    (m, k, n),
-                    a[i * m * k..].as_ptr(),
-                    (rsa, csa),
-                    b[i * k * n..].as_ptr(),
-                    n,
-                    0.0,
-                    c[i * m * n..].as_mut_ptr(),
-                    n,
-                )
-            };
+            at5::kernels::gemm_rows_on(
+                at5::kernels::active(),
+                (m, k, n),
+                &a[i * m * k..],
+                (rsa, csa),
+                &b[i * k * n..],
+                n,
+                0.0,
+                &mut c[i * m * n..],
+                n,
+            );
         }
         times.push(t0.elapsed().as_secs_f64());
         std::hint::black_box(&c);
@@ -501,9 +510,16 @@ fn bench_gemm(cli: &Cli, threads: usize) {
             .iter()
             .map(|(k, v)| (k.clone(), serde_json::json!(v)))
             .collect();
-        println!("{}", serde_json::json!({"threads": threads, "gflops": v}));
+        let kernel = at5::kernels::active().name();
+        println!(
+            "{}",
+            serde_json::json!({"threads": threads, "kernel": kernel, "gflops": v})
+        );
     } else {
-        println!("engine matmul, f32, {threads} threads (median GFLOP/s)");
+        println!(
+            "engine matmul, f32, {threads} threads, {} kernels (median GFLOP/s)",
+            at5::kernels::active().name()
+        );
         for (name, g) in rows {
             println!("{name:<40} {g:>8.1}");
         }

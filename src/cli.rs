@@ -18,6 +18,7 @@ pub fn usage_error(msg: impl std::fmt::Display) -> ! {
 /// Keeps freed memory in the process (glibc: no mmap for large blocks, no trimming), so the
 /// step-sized buffers each training step frees are reused warm by the next one instead of being
 /// returned to the kernel and faulted back in page by page. RSS stays at the step's peak.
+#[allow(unsafe_code)] // one libc call
 pub fn init_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
@@ -37,6 +38,7 @@ pub fn init_allocator() {
 /// On Ctrl-C (SIGINT), prints `message` on its own line and exits with 130, the code a shell
 /// gives a process stopped by SIGINT: a long run says what it kept and how to continue instead
 /// of vanishing. Files are written atomically, so stopping between two writes loses nothing.
+#[allow(unsafe_code)] // libc calls: signal, and write and _exit in the handler
 pub fn on_interrupt(message: String) {
     #[cfg(unix)]
     {
@@ -70,10 +72,17 @@ pub fn on_interrupt(message: String) {
 /// contend (and `--threads 100000` spends minutes creating them).
 pub const THREADS_PER_CORE: usize = 4;
 
+/// Chooses the process's kernel path ([`crate::kernels::init`]); an unknown `AT5_KERNEL`, or
+/// one this CPU cannot run, is refused with code 2 and one line saying why.
+pub fn init_kernels() -> crate::kernels::Kernel {
+    crate::kernels::init().unwrap_or_else(|e| usage_error(e))
+}
+
 /// Sizes the global thread pool once; 0 keeps rayon's default (all cores). More than
 /// [`THREADS_PER_CORE`] per core is refused with code 2.
 pub fn init_threads(threads: usize) {
     init_allocator();
+    init_kernels();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let most = THREADS_PER_CORE * cores;
     if threads > most {

@@ -27,11 +27,14 @@
 //! assert_eq!(g.get(x).unwrap().data, vec![2.0, -4.0, 1.0]);
 //! ```
 #![warn(missing_docs)]
+// Unsafe code lives in `kernels` (and the libc calls of `cli`), where it is allowed by name.
+#![deny(unsafe_code)]
 pub mod autodiff;
 pub mod cli;
 pub mod data;
 pub mod experiments;
 pub mod float;
+pub mod kernels;
 pub mod nn;
 pub mod optim;
 pub mod params;
@@ -39,7 +42,6 @@ pub mod params;
 pub mod playground;
 pub mod position;
 pub mod report;
-pub mod small_gemm;
 pub mod sweep;
 pub mod tensor;
 pub mod train;

@@ -920,7 +920,7 @@ fn ulps(a: f32, b: f32) -> u32 {
 
 #[test]
 fn exp_f32_is_within_two_ulp_of_exact() {
-    use at5::float::exp_f32;
+    use at5::kernels::exp_f32;
     let mut worst = (0u32, 0f32);
     // Every 97th f32 bit pattern in [-87.3, 88.3], both signs: about 20 million points.
     for sign in [0u32, 1 << 31] {
@@ -959,7 +959,7 @@ fn exp_f32_is_within_two_ulp_of_exact() {
 /// ragged shapes, transposed A, strided rows and beta 0/1.
 #[test]
 fn small_gemm_matches_plain_loop_and_f64() {
-    use at5::small_gemm::{sgemm_rows, sgemm_rows_plain};
+    use at5::kernels::{Kernel, active, gemm_rows_on};
     for &(m, k, n) in &[
         (1, 1, 1),
         (7, 3, 5),
@@ -977,28 +977,28 @@ fn small_gemm_matches_plain_loop_and_f64() {
                 let c0 = Tensor::<f32>::uniform(&[m * rsc + 1], -1.0, 1.0, 3).data;
                 let (rsa, csa) = if ta { (1, m) } else { (k, 1) };
                 let (mut c1, mut c2) = (c0.clone(), c0.clone());
-                unsafe {
-                    sgemm_rows(
-                        (m, k, n),
-                        a.as_ptr(),
-                        (rsa, csa),
-                        b.as_ptr(),
-                        rsb,
-                        beta,
-                        c1.as_mut_ptr(),
-                        rsc,
-                    );
-                    sgemm_rows_plain(
-                        (m, k, n),
-                        a.as_ptr(),
-                        (rsa, csa),
-                        b.as_ptr(),
-                        rsb,
-                        beta,
-                        c2.as_mut_ptr(),
-                        rsc,
-                    );
-                }
+                gemm_rows_on(
+                    active(),
+                    (m, k, n),
+                    &a,
+                    (rsa, csa),
+                    &b,
+                    rsb,
+                    beta,
+                    &mut c1,
+                    rsc,
+                );
+                gemm_rows_on(
+                    Kernel::Portable,
+                    (m, k, n),
+                    &a,
+                    (rsa, csa),
+                    &b,
+                    rsb,
+                    beta,
+                    &mut c2,
+                    rsc,
+                );
                 assert_eq!(
                     c1, c2,
                     "kernel vs plain loop at {m}x{k}x{n}, ta {ta}, beta {beta}"

@@ -11,6 +11,7 @@ use super::softmax::log_softmax_row;
 use super::zeros;
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
+use crate::kernels::{add_transposed, transpose};
 use crate::tensor::Tensor;
 use rayon::prelude::*;
 
@@ -26,59 +27,6 @@ pub struct AttentionVars {
     /// Softmax output before dropout, `[B, H, L, L]`: a constant, for inspection only (the
     /// gradient flows through `out`).
     pub probs: Var,
-}
-
-/// `C (+)= A B` with `(ptr, row stride, column stride)` for A and `(ptr, row stride)` for B and
-/// C, whose rows are contiguous: the unpacked kernel of [`Float::gemm_rows`].
-unsafe fn gemm_rows<F: Float>(
-    mkn: (usize, usize, usize),
-    a: (*const F, usize, usize),
-    b: (*const F, usize),
-    beta: F,
-    c: (*mut F, usize),
-) {
-    // SAFETY: forwarded from the caller, who passes pointers into live slices.
-    unsafe { F::gemm_rows(mkn, a.0, (a.1, a.2), b.0, b.1, beta, c.0, c.1) }
-}
-
-/// The first `cols` columns of `rows` rows of stride `stride` at `x`, transposed into `out`
-/// `[cols, rows]` (a head of K or V, so that `q kᵀ` reads kᵀ's rows contiguously). Square
-/// tiles keep both sides of the copy in cache.
-fn transpose<F: Float>(x: &[F], rows: usize, cols: usize, stride: usize, out: &mut [F]) {
-    const T: usize = 8;
-    assert!(rows == 0 || x.len() >= (rows - 1) * stride + cols);
-    assert!(out.len() >= rows * cols && cols <= stride);
-    for c0 in (0..cols).step_by(T) {
-        let c1 = (c0 + T).min(cols);
-        for r0 in (0..rows).step_by(T) {
-            let r1 = (r0 + T).min(rows);
-            for c in c0..c1 {
-                // SAFETY: r < rows and c < cols <= stride, checked against both lengths above.
-                unsafe {
-                    let dst = out.as_mut_ptr().add(c * rows);
-                    for r in r0..r1 {
-                        *dst.add(r) = *x.get_unchecked(r * stride + c);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// `dst[r·stride + c] += src[c·rows + r]`: a `[cols, rows]` product added into a head's columns.
-///
-/// `Pdᵀ dO` and `dSᵀ Q` read an `[L, L]` matrix down its columns, a strip that does not stay in
-/// L1; their transposes `dOᵀ Pd` and `Qᵀ dS` read it along rows and only the `[dh, L]` result
-/// needs turning round.
-fn add_transposed<F: Float>(src: &[F], cols: usize, rows: usize, dst: &mut [F], stride: usize) {
-    assert!(src.len() >= rows * cols && cols <= stride);
-    assert!(rows == 0 || dst.len() >= (rows - 1) * stride + cols);
-    for (r, row) in dst.chunks_mut(stride).take(rows).enumerate() {
-        for (c, x) in row[..cols].iter_mut().enumerate() {
-            // SAFETY: c < cols and r < rows, checked against src's length above.
-            *x += unsafe { *src.get_unchecked(c * rows + r) };
-        }
-    }
 }
 
 /// Fixed groups of batch elements in the backward pass: the parallel tasks, and the partial sums
@@ -173,16 +121,7 @@ impl<F: Float> Tape<F> {
                 };
                 let pr = &mut pr[hi * ll..][..ll];
                 transpose(&kv[off..], l, dh, d, &mut kt);
-                // SAFETY: head hi of batch bi spans rows off + i·d, columns < dh, in q, k, v.
-                unsafe {
-                    gemm_rows(
-                        (l, dh, l),
-                        (qv[off..].as_ptr(), d, 1),
-                        (kt.as_ptr(), l),
-                        F::ZERO,
-                        (c.as_mut_ptr(), l),
-                    );
-                }
+                F::gemm_rows((l, dh, l), &qv[off..], (d, 1), &kt, l, F::ZERO, c, l);
                 for (i, (ci, pi)) in c.chunks_mut(l).zip(pr.chunks_mut(l)).enumerate() {
                     ci.iter_mut().for_each(|cv| *cv *= scale);
                     match bv {
@@ -212,16 +151,16 @@ impl<F: Float> Tape<F> {
                     }
                     None => pr,
                 };
-                // SAFETY: out rows bi·l.. of this chunk, columns hi·dh..(hi+1)·dh.
-                unsafe {
-                    gemm_rows(
-                        (l, l, dh),
-                        (pd.as_ptr(), l, 1),
-                        (vv[off..].as_ptr(), d),
-                        F::ZERO,
-                        (o[hi * dh..].as_mut_ptr(), d),
-                    );
-                }
+                F::gemm_rows(
+                    (l, l, dh),
+                    pd,
+                    (l, 1),
+                    &vv[off..],
+                    d,
+                    F::ZERO,
+                    &mut o[hi * dh..],
+                    d,
+                );
             }
         };
         if b * hll * dh < 1 << 16 {
@@ -320,29 +259,10 @@ pub(crate) fn attention_backward<F: Float>(
                 None => pr,
             };
             transpose(&vv[off..], l, dh, d, &mut vt);
-            // SAFETY: all pointers address head hi of batch bi inside live buffers; the
-            // destination chunks belong to this task only.
-            unsafe {
-                // dPd = dO Vᵀ  (l × dh · dh × l)
-                gemm_rows(
-                    (l, dh, l),
-                    (g[off..].as_ptr(), d, 1),
-                    (vt.as_ptr(), l),
-                    F::ZERO,
-                    (ds.as_mut_ptr(), l),
-                );
-            }
-            // SAFETY: as above.
-            unsafe {
-                // dVᵀ = dOᵀ Pd  (dh × l · l × l), added transposed into dV below
-                gemm_rows(
-                    (dh, l, l),
-                    (g[off..].as_ptr(), 1, d),
-                    (pd.as_ptr(), l),
-                    F::ZERO,
-                    (tr.as_mut_ptr(), l),
-                );
-            }
+            // dPd = dO Vᵀ  (l × dh · dh × l)
+            F::gemm_rows((l, dh, l), &g[off..], (d, 1), &vt, l, F::ZERO, &mut ds, l);
+            // dVᵀ = dOᵀ Pd  (dh × l · l × l), added transposed into dV below
+            F::gemm_rows((dh, l, l), &g[off..], (1, d), pd, l, F::ZERO, &mut tr, l);
             add_transposed(&tr, dh, l, &mut dvc[hi * dh..], d);
             for (i, dsi) in ds.chunks_mut(l).enumerate() {
                 let (pi, ki) = (
@@ -364,28 +284,19 @@ pub(crate) fn attention_backward<F: Float>(
                 part.iter_mut().zip(&ds).for_each(|(x, &y)| *x += y);
             }
             ds.iter_mut().for_each(|x| *x *= scale);
-            // SAFETY: as above.
-            unsafe {
-                // dQ += dC K  (l × l · l × dh)
-                gemm_rows(
-                    (l, l, dh),
-                    (ds.as_ptr(), l, 1),
-                    (kv[off..].as_ptr(), d),
-                    F::ONE,
-                    (dqc[hi * dh..].as_mut_ptr(), d),
-                );
-            }
-            // SAFETY: as above.
-            unsafe {
-                // dKᵀ = Qᵀ dC  (dh × l · l × l), added transposed into dK below
-                gemm_rows(
-                    (dh, l, l),
-                    (qv[off..].as_ptr(), 1, d),
-                    (ds.as_ptr(), l),
-                    F::ZERO,
-                    (tr.as_mut_ptr(), l),
-                );
-            }
+            // dQ += dC K  (l × l · l × dh)
+            F::gemm_rows(
+                (l, l, dh),
+                &ds,
+                (l, 1),
+                &kv[off..],
+                d,
+                F::ONE,
+                &mut dqc[hi * dh..],
+                d,
+            );
+            // dKᵀ = Qᵀ dC  (dh × l · l × l), added transposed into dK below
+            F::gemm_rows((dh, l, l), &qv[off..], (1, d), &ds, l, F::ZERO, &mut tr, l);
             add_transposed(&tr, dh, l, &mut dkc[hi * dh..], d);
         }
     };

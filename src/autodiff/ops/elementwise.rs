@@ -3,18 +3,22 @@ use super::zeros;
 use super::{CHUNK, PAR_MIN};
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
+use crate::kernels::wide;
 use crate::tensor::Tensor;
 use rayon::prelude::*;
 
 /// `f` applied to every element, in fixed chunks across threads for large tensors.
 pub(crate) fn map_par<F: Float>(x: &[F], f: impl Fn(F) -> F + Sync) -> Vec<F> {
     let mut out = zeros(x.len());
+    // Each chunk's loop is compiled for the CPU's vector unit (`kernels::wide`).
+    let body =
+        |(o, x): (&mut [F], &[F])| wide(|| o.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v)));
     if x.len() < PAR_MIN {
-        out.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v));
+        body((&mut out, x));
     } else {
         out.par_chunks_mut(CHUNK)
             .zip(x.par_chunks(CHUNK))
-            .for_each(|(o, x)| o.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v)));
+            .for_each(body);
     }
     out
 }
@@ -152,8 +156,13 @@ pub(crate) fn relu_backward<F: Float>(t: &Tape<F>, a: Var, g: &[F], gr: &mut Gra
     )
 }
 pub(crate) fn gelu_backward<F: Float>(t: &Tape<F>, a: Var, g: &[F], gr: &mut Grads<F>) {
-    let x = &t.value(a).data;
-    acc_local(t, a, x, g, gr, |x, _| gelu_and_slope(x).1)
+    if !t.needs_grad(a) {
+        return;
+    }
+    // The slope as a one-input map, which `kernels::wide` vectorises (the four-slice loop of
+    // `acc_local` stays scalar without target-cpu=native), then g times it: the same products.
+    let slope = map_par(&t.value(a).data, |x| gelu_and_slope(x).1);
+    acc_local(t, a, &slope, g, gr, |_, s| s)
 }
 pub(crate) fn sigmoid_backward<F: Float>(
     t: &Tape<F>,

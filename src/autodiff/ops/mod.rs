@@ -14,50 +14,14 @@ pub(crate) const PAR_MIN: usize = 1 << 15;
 /// Fixed chunk for parallel elementwise work; results never depend on the thread count.
 pub(crate) const CHUNK: usize = 1 << 13;
 
-/// Lanes of [`sum_lanes`] and [`dot_lanes`].
-const LANES: usize = 8;
-
-/// `Σ x` with eight running sums (element i goes to sum i mod 8) combined pairwise at the end.
-///
-/// A single running sum is a chain of dependent adds that no compiler may reorder, one add
-/// latency per element; eight independent chains vectorise. The order is fixed by the length
-/// alone, so results stay the same at any thread count and on any CPU.
+/// `Σ x` in eight fixed lanes: [`crate::kernels::portable::sum_lanes`] on the process's path.
 pub(crate) fn sum_lanes<F: crate::float::Float>(x: &[F]) -> F {
-    dot_like(x, None)
+    F::sum_lanes(x)
 }
 
 /// `Σ x·y` in the order of [`sum_lanes`].
 pub(crate) fn dot_lanes<F: crate::float::Float>(x: &[F], y: &[F]) -> F {
-    dot_like(x, Some(y))
-}
-
-#[inline]
-fn dot_like<F: crate::float::Float>(x: &[F], y: Option<&[F]>) -> F {
-    let mut acc = [F::ZERO; LANES];
-    let n = x.len() - x.len() % LANES;
-    match y {
-        None => {
-            for c in x[..n].chunks_exact(LANES) {
-                for (a, &v) in acc.iter_mut().zip(c) {
-                    *a += v;
-                }
-            }
-        }
-        Some(y) => {
-            assert_eq!(x.len(), y.len(), "dot of slices of different lengths");
-            for (c, d) in x[..n].chunks_exact(LANES).zip(y[..n].chunks_exact(LANES)) {
-                for ((a, &v), &w) in acc.iter_mut().zip(c).zip(d) {
-                    *a += v * w;
-                }
-            }
-        }
-    }
-    for (i, &v) in x[n..].iter().enumerate() {
-        acc[i] += y.map_or(v, |y| v * y[n + i]);
-    }
-    let (a, b) = acc.split_at(LANES / 2);
-    let q: [F; 4] = std::array::from_fn(|i| a[i] + b[i]);
-    (q[0] + q[2]) + (q[1] + q[3])
+    F::dot_lanes(x, y)
 }
 
 /// `n` zeros, written in parallel chunks when large. `vec![0; n]` zeroes on the calling

@@ -42,8 +42,9 @@ pub(crate) fn log_softmax_row<F: Float>(x: &[F], out: &mut [F], exp_out: bool) {
     if exp_out {
         // One exp per element: e^(v - m) / sum, the max a constant so nothing overflows.
         for (o, &v) in out.iter_mut().zip(x) {
-            *o = (v - m).exp();
+            *o = v - m;
         }
+        F::exp_in_place(out);
         let inv = F::ONE / sum_lanes(out);
         out.iter_mut().for_each(|o| *o *= inv);
     } else {
