@@ -595,6 +595,12 @@ fn build_names_the_option_it_rejects() {
     for (cfg, option) in cases {
         let e = err(cfg.clone());
         assert!(e.contains(option), "{cfg:?}: `{e}` does not name {option}");
+        // Validating without building says the same.
+        assert_eq!(cfg.validate(), Err(e), "{cfg:?}");
+    }
+    for name in FAMILIES {
+        let cfg = BiasConfig::from_name(name).unwrap();
+        assert_eq!(cfg.validate(), Ok(()), "{name}");
     }
     // equal slope bounds are a point, not an error
     assert!(build_with(&at5_cfg((3.0, 3.0), 0.0), 2, 8).1.len() > 2);

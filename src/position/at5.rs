@@ -432,6 +432,21 @@ impl BucketMlp {
     }
 }
 
+/// Refuses a slope init range that is not finite or is reversed.
+pub fn check_slopes(slope_min: f64, slope_max: f64) -> Result<(), String> {
+    if !(slope_min.is_finite() && slope_max.is_finite()) {
+        return Err(format!(
+            "at5: slope_min and slope_max must be finite, got {slope_min} and {slope_max}"
+        ));
+    }
+    if slope_min > slope_max {
+        return Err(format!(
+            "at5: slope_min ({slope_min}) must not exceed slope_max ({slope_max})"
+        ));
+    }
+    Ok(())
+}
+
 /// The AT5 bias: slopes `{prefix}.a`, `{prefix}.c` `[H]` and the two directions' MLPs,
 /// `2H + 2·H·(l1 + l1 + l1·l2 + l2 + l2 + 1)` parameters in all.
 pub struct At5 {
@@ -453,16 +468,7 @@ impl At5 {
         prefix: &str,
         rng: &mut StdRng,
     ) -> Result<At5, String> {
-        if !(slope_min.is_finite() && slope_max.is_finite()) {
-            return Err(format!(
-                "at5: slope_min and slope_max must be finite, got {slope_min} and {slope_max}"
-            ));
-        }
-        if slope_min > slope_max {
-            return Err(format!(
-                "at5: slope_min ({slope_min}) must not exceed slope_max ({slope_max})"
-            ));
-        }
+        check_slopes(slope_min, slope_max)?;
         mlp.check("at5")?;
         let slopes = |rng: &mut StdRng| {
             if slope_min == slope_max {

@@ -131,6 +131,52 @@ impl BiasConfig {
         })
     }
 
+    /// Every problem with this family's options, without building it (the constructors run
+    /// the same checks): T5's bucket layout, AT5's slope range, the MLPs' widths, init and
+    /// dropout, FIRE's width.
+    pub fn validate(&self) -> Result<(), String> {
+        let mlp = |l1: usize, l2: usize, init_std: f64, dropout: f64| MlpOptions {
+            l1,
+            l2,
+            init_std,
+            init: MlpInit::Paper,
+            dropout,
+            per_cell: false,
+        };
+        match self {
+            BiasConfig::T5 {
+                num_buckets,
+                max_distance,
+                bidirectional,
+            } => super::check_t5_config(*num_buckets, *max_distance, *bidirectional),
+            BiasConfig::At5 {
+                slope_min,
+                slope_max,
+                l1,
+                l2,
+                init_std,
+                dropout,
+                ..
+            } => {
+                super::at5::check_slopes(*slope_min, *slope_max)?;
+                mlp(*l1, *l2, *init_std, *dropout).check("at5")
+            }
+            BiasConfig::At5NoB {
+                l1,
+                l2,
+                init_std,
+                dropout,
+                ..
+            } => mlp(*l1, *l2, *init_std, *dropout).check("at5-nob"),
+            BiasConfig::Fire { hidden } => super::fire::check_hidden(*hidden),
+            BiasConfig::None
+            | BiasConfig::Sinusoidal
+            | BiasConfig::T5NoB
+            | BiasConfig::Alibi
+            | BiasConfig::KerpleLog => Ok(()),
+        }
+    }
+
     /// The command-line name of this family.
     pub fn name(&self) -> &'static str {
         match self {

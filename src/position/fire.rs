@@ -52,9 +52,7 @@ impl Fire {
         prefix: &str,
         rng: &mut StdRng,
     ) -> Result<Fire, String> {
-        if hidden == 0 {
-            return Err("fire: hidden must be at least 1, got 0".into());
-        }
+        check_hidden(hidden)?;
         let c = store.add(&format!("{prefix}.c"), Tensor::full(&[1], F::from_f64(0.1)));
         let s = store.add(&format!("{prefix}.s"), Tensor::full(&[1], F::ONE));
         let mut mlp = |dir: &str| {
@@ -182,4 +180,12 @@ impl<F: Float> PositionBias<F> for Fire {
         ids.extend(self.neg.iter().chain(&self.pos));
         ids
     }
+}
+
+/// Refuses an MLP with no hidden unit.
+pub fn check_hidden(hidden: usize) -> Result<(), String> {
+    if hidden == 0 {
+        return Err("fire: hidden must be at least 1, got 0".into());
+    }
+    Ok(())
 }

@@ -94,7 +94,8 @@ impl ModelSpec {
                 "slope-min must be positive (AT5's slopes pass through a relu), got {slope_min}"
             ));
         }
-        // The scratch build below allocates the bias's tables: refuse sizes that cannot fit first.
+        // A size that cannot fit is said first, with the flag that sets it, before whether the
+        // family's options fit together.
         let bias = MemoryEstimate {
             params: 28.0 * memory::bias_params(&self.bias, self.heads, 16),
             ..Default::default()
@@ -104,10 +105,7 @@ impl ModelSpec {
             ..Default::default()
         };
         memory::check(&bias, memory::available_memory().as_ref(), &hint)?;
-        let mut scratch = crate::params::ParamStore::<f32>::new();
-        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(0);
-        crate::position::build(&self.bias, self.heads, 16, &mut scratch, "bias", &mut rng)?;
-        Ok(())
+        self.bias.validate()
     }
 
     /// The full model config for a task.
