@@ -29,10 +29,10 @@
 #![warn(missing_docs)]
 // Unsafe code lives in `kernels` (and the libc calls of `cli`), where it is allowed by name.
 #![deny(unsafe_code)]
+#[cfg(feature = "cli")]
+pub mod app;
 pub mod autodiff;
-pub mod cli;
 pub mod data;
-pub mod experiments;
 pub mod float;
 pub mod kernels;
 pub mod nn;
@@ -42,10 +42,11 @@ pub mod params;
 pub mod playground;
 pub mod position;
 pub mod report;
-pub mod sweep;
 pub mod tensor;
 pub mod train;
 
+#[cfg(feature = "cli")]
+pub use app::{cli, experiments, sweep};
 pub use autodiff::{GradcheckReport, Gradients, Tape, Var, gradcheck};
 pub use float::Float;
 pub use params::{Bound, ParamId, ParamStore};
