@@ -1,8 +1,10 @@
 //! Task generators and data files: grammar, statistics, marker rules, splits, determinism, I/O.
 use at5::data::{
-    AddingConfig, Example, Label, LagKConfig, PAD, Pooling, Process50Config, ReberConfig, Sequence,
+    AddingConfig, Example, Label, LagKConfig, PAD, Process50Config, ReberConfig, Sequence,
     TaskConfig, TaskData, TaskKind, adding, generate, load_dir, process50, reber, write_dir,
 };
+use at5::nn::Pooling;
+use at5::train::pooling_for;
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -128,7 +130,7 @@ fn reber_paper_sizes_and_training_subset() {
     assert_eq!(idx, want);
     assert_eq!(d.training_examples().len(), 1000);
     assert_eq!(
-        (d.vocab_size, d.num_classes, d.pooling),
+        (d.vocab_size, d.num_classes, pooling_for(d.kind)),
         (8, 8, Pooling::Last)
     );
     let lens: Vec<usize> = all_examples(&d).map(|e| e.input.len()).collect();
@@ -176,7 +178,7 @@ fn process50_transition_frequencies_match_each_class_chain() {
         (20000, 5000, 5000)
     );
     assert_eq!(
-        (d.vocab_size, d.num_classes, d.pooling),
+        (d.vocab_size, d.num_classes, pooling_for(d.kind)),
         (3, 2, Pooling::Mean)
     );
     assert!(
@@ -321,7 +323,7 @@ fn check_adding(d: &TaskData, t: usize) {
 fn adding_marker_rules_and_targets() {
     let d = generate(&TaskConfig::Adding(AddingConfig::quick()), 5).unwrap();
     assert_eq!(
-        (d.vocab_size, d.num_classes, d.pooling),
+        (d.vocab_size, d.num_classes, pooling_for(d.kind)),
         (0, 0, Pooling::Last)
     );
     assert_eq!(d.max_len, 50);
@@ -353,7 +355,10 @@ fn lagk_label_is_the_token_k_before_the_last_slot() {
         (d.vocab_size, d.num_classes),
         (cfg.vocab + 1, cfg.vocab + 1)
     );
-    assert_eq!((d.max_len, d.pooling), (cfg.seq_len, Pooling::Last));
+    assert_eq!(
+        (d.max_len, pooling_for(d.kind)),
+        (cfg.seq_len, Pooling::Last)
+    );
     let mut counts = vec![0usize; cfg.vocab + 1];
     for e in all_examples(&d) {
         let s = tokens(e);
@@ -424,13 +429,8 @@ fn files_round_trip_exactly() {
         assert_eq!(back.dev, d.dev, "{}", d.name);
         assert_eq!(back.test, d.test, "{}", d.name);
         assert_eq!(
-            (
-                back.vocab_size,
-                back.num_classes,
-                back.max_len,
-                back.pooling
-            ),
-            (d.vocab_size, d.num_classes, d.max_len, d.pooling),
+            (back.vocab_size, back.num_classes, back.max_len, back.kind),
+            (d.vocab_size, d.num_classes, d.max_len, d.kind),
             "{}",
             d.name
         );

@@ -1,7 +1,7 @@
 //! Synthetic tasks (embedded Reber, Process-50, Adding-T, lag-k recall): shared types, seeded generation, statistics.
 //!
 //! Sequences are stored unpadded. The model right-pads every sequence to `TaskData::max_len`
-//! with `PAD`, so `Pooling::Last` reads slot `max_len - 1` of the padded sequence: a padding slot
+//! with `PAD`, so the model's last-slot pooling (`nn::Pooling::Last`) reads slot `max_len - 1` of the padded sequence: a padding slot
 //! for short sequences, which keeps the query at a fixed distance from token 0.
 pub mod adding;
 pub mod files;
@@ -97,17 +97,6 @@ pub struct Example {
     pub label: Label,
 }
 
-/// Which slot of the padded sequence feeds the head.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Pooling {
-    /// Slot `max_len - 1` of the right-padded sequence (not the last real token).
-    Last,
-    /// True mean over the non-padding slots.
-    Mean,
-    /// Slot 0.
-    First,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 /// The synthetic tasks.
 pub enum TaskKind {
@@ -129,13 +118,6 @@ impl TaskKind {
             TaskKind::Process50 => "process50",
             TaskKind::Adding => "adding",
             TaskKind::LagK => "lagk",
-        }
-    }
-    /// The pooling the paper uses for this task (last slot, or mean for Process-50).
-    pub fn pooling(self) -> Pooling {
-        match self {
-            TaskKind::Process50 => Pooling::Mean,
-            TaskKind::Reber | TaskKind::Adding | TaskKind::LagK => Pooling::Last,
         }
     }
     /// The paper's `training_nums` (lag-k: ours), used for data loaded from files.
@@ -211,14 +193,12 @@ pub struct TaskData {
     pub num_classes: usize,
     /// Max sequence length over all splits: the padded length.
     pub max_len: usize,
-    /// How the model pools its outputs into one vector.
-    pub pooling: Pooling,
     /// Sizes and label statistics.
     pub stats: TaskStats,
 }
 
 impl TaskData {
-    /// Builds a task from its splits, deriving max_len, pooling and statistics.
+    /// Builds a task from its splits, deriving max_len and statistics.
     pub fn assemble(
         name: String,
         kind: TaskKind,
@@ -251,7 +231,6 @@ impl TaskData {
             vocab_size,
             num_classes,
             max_len,
-            pooling: kind.pooling(),
             stats: TaskStats {
                 split_sizes: [0; 3],
                 training_nums,

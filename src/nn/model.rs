@@ -4,7 +4,6 @@ use super::encoder::{Block, BlockDropout};
 use super::layers::{Embedding, LayerNorm, Linear};
 use super::mix_seed;
 use crate::autodiff::{Tape, Var};
-pub use crate::data::Pooling;
 use crate::float::Float;
 use crate::params::{Bound, ParamStore};
 use crate::position::{self, BiasConfig, PositionBias};
@@ -88,6 +87,17 @@ impl Default for PooledHead {
             norm: true,
         }
     }
+}
+
+/// Which slot of the padded sequence feeds the head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Pooling {
+    /// Slot `max_len - 1` of the right-padded sequence (not the last real token).
+    Last,
+    /// True mean over the non-padding slots.
+    Mean,
+    /// Slot 0.
+    First,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

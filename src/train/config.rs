@@ -3,7 +3,7 @@ use super::memory::{self, DataShape, Hints, MemoryEstimate};
 use crate::data::{
     self, AddingConfig, LagKConfig, Process50Config, ReberConfig, TaskConfig, TaskData, TaskKind,
 };
-use crate::nn::{BiasScope, Dropouts, InputKind, ModelConfig, OutputKind, PooledHead};
+use crate::nn::{BiasScope, Dropouts, InputKind, ModelConfig, OutputKind, PooledHead, Pooling};
 use crate::position::BiasConfig;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -80,7 +80,7 @@ impl ModelSpec {
             max_len: 16,
             bias: self.bias.clone(),
             bias_scope: self.bias_scope,
-            pooling: crate::data::Pooling::Last,
+            pooling: Pooling::Last,
             dropout: self.dropout,
             head: self.head,
         };
@@ -132,7 +132,7 @@ impl ModelSpec {
             max_len: data.max_len,
             bias: self.bias.clone(),
             bias_scope: self.bias_scope,
-            pooling: data.pooling,
+            pooling: pooling_for(data.kind),
             dropout: self.dropout,
             head: self.head,
         }
@@ -394,6 +394,15 @@ pub fn bias_for(
         _ => {}
     }
     Ok(b)
+}
+
+/// The pooling the paper uses for a task: the last slot, or the mean for Process-50 (whose
+/// label is a property of the whole sequence).
+pub fn pooling_for(kind: TaskKind) -> Pooling {
+    match kind {
+        TaskKind::Process50 => Pooling::Mean,
+        TaskKind::Reber | TaskKind::Adding | TaskKind::LagK => Pooling::Last,
+    }
 }
 
 /// A run's config from a JSON file: a `TrainConfig` itself, or a run record (its `config`

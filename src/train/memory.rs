@@ -9,8 +9,9 @@
 //! peak RSS of one-epoch runs; it errs high.
 use super::config::TrainConfig;
 use super::metrics::EVAL_BATCH;
-use crate::data::{self, Pooling, TaskConfig, TaskData, TaskKind};
+use crate::data::{self, TaskConfig, TaskData, TaskKind};
 use crate::nn::BiasScope;
+use crate::nn::Pooling;
 use crate::position::BiasConfig;
 
 /// Bytes per parameter: value, gradient, Adam's two moments, and the copies a checkpoint save
@@ -92,7 +93,7 @@ impl DataShape {
             positions: examples as f64 * len as f64,
             training_nums: nums,
             eval_examples: dv.max(te),
-            pooling: cfg.kind().pooling(),
+            pooling: super::config::pooling_for(cfg.kind()),
         }
     }
 
@@ -111,7 +112,7 @@ impl DataShape {
             positions: all().map(|e| e.input.len() as f64).sum(),
             training_nums: d.training_nums,
             eval_examples: d.dev.len().max(d.test.len()),
-            pooling: d.pooling,
+            pooling: super::config::pooling_for(d.kind),
         }
     }
 }

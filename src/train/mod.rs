@@ -14,8 +14,8 @@ mod trainer;
 
 pub use batch::make_batch;
 pub use config::{
-    Dial, ModelSpec, Preset, TaskSource, TrainConfig, bias_for, preset_config, read_config,
-    task_config, task_length,
+    Dial, ModelSpec, Preset, TaskSource, TrainConfig, bias_for, pooling_for, preset_config,
+    read_config, task_config, task_length,
 };
 pub use diagnostics::{BiasDiagnostics, GradNorms, diagnose};
 pub use fingerprint::DataFingerprint;
