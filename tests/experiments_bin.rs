@@ -74,6 +74,21 @@ fn reproduce_ablate_and_merge_on_one_tiny_row() {
 
     let out = run(env!("CARGO_BIN_EXE_merge"), &[r]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("runs missing"));
+
+    // A reading written below the marker survives merge, and merge is byte-stable.
+    let readme = root.join("README.md");
+    let mut text = std::fs::read_to_string(&readme).unwrap();
+    text.push_str(&format!(
+        "\n{}\n\n## Reading\n\nWritten by hand.\n",
+        at5::experiments::reproduce::KEPT_MARKER
+    ));
+    std::fs::write(&readme, &text).unwrap();
+    run(env!("CARGO_BIN_EXE_merge"), &[r]);
+    let once = std::fs::read_to_string(&readme).unwrap();
+    assert!(once.ends_with("## Reading\n\nWritten by hand.\n"), "{once}");
+    assert!(once.contains("What it shows"));
+    run(env!("CARGO_BIN_EXE_merge"), &[r]);
+    assert_eq!(std::fs::read_to_string(&readme).unwrap(), once);
 }
 
 #[test]

@@ -170,10 +170,21 @@ pub fn report(
             LineOpts::default(),
         )?;
     }
-    let readme = readme(plan, &md, &summary, wall_seconds, recs);
+    let mut readme = readme(plan, &md, &summary, wall_seconds, recs);
+    // What a person wrote below the marker (the reading of the numbers) survives a rebuild.
+    if let Ok(old) = std::fs::read_to_string(root.join("README.md"))
+        && let Some(at) = old.find(KEPT_MARKER)
+    {
+        readme.push('\n');
+        readme.push_str(&old[at..]);
+    }
     write_atomic(&root.join("README.md"), readme.as_bytes())?;
     Ok(md)
 }
+
+/// The line in a report's README below which `merge` and `reproduce` keep the text as it is:
+/// the reading a person wrote of the numbers above it.
+pub const KEPT_MARKER: &str = "<!-- written by hand below: merge keeps it -->";
 
 fn readme(
     plan: &Plan,
