@@ -14,7 +14,8 @@ pub fn prior_series(t: &Trainer) -> Vec<Series> {
     train::prior_series(t)
 }
 
-/// One panel per family: the learned prior of every head of the given runs' checkpoints.
+/// One panel per family: the learned prior of every head of the given finished runs'
+/// checkpoints.
 pub fn priors_figure(
     path: &Path,
     title: &str,
@@ -23,6 +24,10 @@ pub fn priors_figure(
 ) -> Result<(), String> {
     let mut panels = Vec::new();
     for s in specs {
+        // A run still training has a checkpoint too, but its prior is not the learned one.
+        if crate::sweep::finished(root, s).is_none() {
+            continue;
+        }
         let ck = s.dir(root).join(train::CHECKPOINT);
         let Ok(t) = Trainer::from_checkpoint(&ck) else {
             continue;
