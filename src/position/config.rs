@@ -131,18 +131,41 @@ impl BiasConfig {
         })
     }
 
+    /// The options of AT5's or AT5-NoB's per-head MLPs; `None` for the other families.
+    pub fn mlp_options(&self) -> Option<MlpOptions> {
+        match *self {
+            BiasConfig::At5 {
+                l1,
+                l2,
+                init_std,
+                dropout,
+                dropout_per_cell,
+                init,
+                ..
+            }
+            | BiasConfig::At5NoB {
+                l1,
+                l2,
+                init_std,
+                dropout,
+                dropout_per_cell,
+                init,
+            } => Some(MlpOptions {
+                l1,
+                l2,
+                init_std,
+                init,
+                dropout,
+                per_cell: dropout_per_cell,
+            }),
+            _ => None,
+        }
+    }
+
     /// Every problem with this family's options, without building it (the constructors run
     /// the same checks): T5's bucket layout, AT5's slope range, the MLPs' widths, init and
     /// dropout, FIRE's width.
     pub fn validate(&self) -> Result<(), String> {
-        let mlp = |l1: usize, l2: usize, init_std: f64, dropout: f64| MlpOptions {
-            l1,
-            l2,
-            init_std,
-            init: MlpInit::Paper,
-            dropout,
-            per_cell: false,
-        };
         match self {
             BiasConfig::T5 {
                 num_buckets,
@@ -152,22 +175,12 @@ impl BiasConfig {
             BiasConfig::At5 {
                 slope_min,
                 slope_max,
-                l1,
-                l2,
-                init_std,
-                dropout,
                 ..
             } => {
                 super::at5::check_slopes(*slope_min, *slope_max)?;
-                mlp(*l1, *l2, *init_std, *dropout).check("at5")
+                self.mlp_options().map_or(Ok(()), |m| m.check("at5"))
             }
-            BiasConfig::At5NoB {
-                l1,
-                l2,
-                init_std,
-                dropout,
-                ..
-            } => mlp(*l1, *l2, *init_std, *dropout).check("at5-nob"),
+            BiasConfig::At5NoB { .. } => self.mlp_options().map_or(Ok(()), |m| m.check("at5-nob")),
             BiasConfig::Fire { hidden } => super::fire::check_hidden(*hidden),
             BiasConfig::None
             | BiasConfig::Sinusoidal
@@ -273,42 +286,16 @@ pub fn build<F: Float>(
         BiasConfig::At5 {
             slope_min,
             slope_max,
-            l1,
-            l2,
-            init_std,
-            dropout,
-            dropout_per_cell,
-            init,
+            ..
         } => {
-            let mlp = MlpOptions {
-                l1: *l1,
-                l2: *l2,
-                init_std: *init_std,
-                init: *init,
-                dropout: *dropout,
-                per_cell: *dropout_per_cell,
-            };
+            let mlp = cfg.mlp_options().expect("AT5 has MLP options");
             let slopes = (*slope_min, *slope_max);
             Box::new(super::At5::new(
                 slopes, &mlp, heads, max_len, store, prefix, rng,
             )?)
         }
-        BiasConfig::At5NoB {
-            l1,
-            l2,
-            init_std,
-            dropout,
-            dropout_per_cell,
-            init,
-        } => {
-            let mlp = MlpOptions {
-                l1: *l1,
-                l2: *l2,
-                init_std: *init_std,
-                init: *init,
-                dropout: *dropout,
-                per_cell: *dropout_per_cell,
-            };
+        BiasConfig::At5NoB { .. } => {
+            let mlp = cfg.mlp_options().expect("AT5-NoB has MLP options");
             Box::new(super::At5NoB::new(
                 &mlp, heads, max_len, store, prefix, rng,
             )?)
