@@ -85,6 +85,7 @@ fn at5_checkpoint_gives_figures_and_a_summary() {
         "saturation.svg".into(),
         "bias_grad_norms.svg".into(),
         "prior_entropy.svg".into(),
+        "dead_units.svg".into(),
     ];
     for h in 0..2 {
         for what in ["prior", "context", "posterior"] {
@@ -123,6 +124,8 @@ fn t5_checkpoint_has_no_slopes_and_honours_out_and_record() {
     // The record's diagnostics are drawn for every family.
     assert!(is_svg(&figs.join("bias_grad_norms.svg")));
     assert!(is_svg(&figs.join("prior_entropy.svg")));
+    // Dead units are AT5's and AT5-NoB's (T5 has no ReLU).
+    assert!(!figs.join("dead_units.svg").exists());
     assert!(!text.contains("alpha"), "{text}");
 }
 

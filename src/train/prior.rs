@@ -272,8 +272,9 @@ pub fn prior_report(
 }
 
 /// The record's per-epoch bias diagnostics: log10 of each bias tensor's gradient norm (zeros,
-/// which a tensor the loss cannot reach gets, are left out) and each head's prior entropy;
-/// nothing for a record written before diagnostics were kept.
+/// which a tensor the loss cannot reach gets, are left out), each head's prior entropy, and for
+/// AT5 and AT5-NoB the share of dead ReLU units; nothing for a record written before
+/// diagnostics were kept.
 fn diagnostics_figures(rec: &RunRecord, out: &Path) -> Result<Vec<PathBuf>, String> {
     let per_epoch: Vec<(f64, &BiasDiagnostics)> = rec
         .epochs
@@ -324,6 +325,40 @@ fn diagnostics_figures(rec: &RunRecord, out: &Path) -> Result<Vec<PathBuf>, Stri
         LineOpts::default(),
     )?;
     files.push(path);
+    // AT5's and AT5-NoB's dead ReLU units per head, layer and direction, in percent.
+    if let Some(heads) = first.dead_units.as_ref().map(Vec::len) {
+        let mut dead = Vec::new();
+        for hh in 0..heads {
+            for (layer, dir, pick) in [
+                ("l1", "n ≤ 0", 0),
+                ("l1", "n > 0", 1),
+                ("l2", "n ≤ 0", 2),
+                ("l2", "n > 0", 3),
+            ] {
+                let pts: Vec<(f64, f64)> = per_epoch
+                    .iter()
+                    .filter_map(|(e, d)| {
+                        let u = d.dead_units.as_ref()?.get(hh)?;
+                        let v = [u.layer1[0], u.layer1[1], u.layer2[0], u.layer2[1]][pick];
+                        Some((*e, 100.0 * v))
+                    })
+                    .collect();
+                dead.push(Series::new(format!("head {hh} {layer} {dir}"), pts));
+            }
+        }
+        let path = out.join("dead_units.svg");
+        let title = format!(
+            "{}: dead ReLU units of the bias MLPs ({})",
+            rec.task, rec.bias
+        );
+        let y = "units dead at every offset (%)";
+        let opts = LineOpts {
+            y_range: Some((0.0, 100.0)),
+            ..LineOpts::default()
+        };
+        line_chart(&path, &title, "epoch", y, &dead, opts)?;
+        files.push(path);
+    }
     Ok(files)
 }
 
