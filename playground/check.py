@@ -4,7 +4,8 @@ check.py SCENARIO REPORT.json NATIVE_RECORD.json
   at5-lagk: dev accuracy passed 90 %, and some head's prior peaks at offset -k;
   t5-lagk:  -k shares its T5 bucket with a neighbour, some head's prior peaks in that bucket,
             is equal over all of it (a plateau) and stands above the offsets on either side;
-  at5-alive-lagk: the page's init control reached the run (`--at5-init alive`).
+  at5-alive-lagk: the page's init control reached the run (`--at5-init alive`);
+  t5-adding: the Adding task (real-valued inputs, a regression head) trains in the page.
 All: the first epoch's mean training loss equals native `train`'s with the same flags to 1e-4.
 """
 import json
@@ -16,7 +17,7 @@ page = json.load(open(report_path))
 native = json.load(open(native_path))
 info, history, prior = page["info"], page["history"], page["prior"]
 flags = shlex.split(info["command"].split(" -- ", 1)[1])
-k = int(flags[flags.index("--lag") + 1])
+k = int(flags[flags.index("--lag") + 1]) if "--lag" in flags else None
 q, length = info["query"], info["len"]
 failures = []
 
@@ -70,6 +71,9 @@ elif scenario == "t5-lagk":
 elif scenario == "at5-alive-lagk":
     check(flags[flags.index("--at5-init") + 1] == "alive" if "--at5-init" in flags else False,
           "the run was built with --at5-init alive")
+elif scenario == "t5-adding":
+    check(flags[flags.index("--task") + 1] == "adding", "the run is the adding task")
+    check(all(e["train_loss"] == e["train_loss"] for e in history), "every epoch's loss is a number")
 else:
     sys.exit(f"unknown scenario {scenario}")
 

@@ -60,7 +60,8 @@ status=0 passed=0 failed=0
 for scenario in \
     "at5-lagk task=lagk&len=16&lag=4&bias=at5&heads=4&lr=0.005&epochs=20&seed=1" \
     "t5-lagk task=lagk&len=24&lag=8&bias=t5&heads=4&lr=0.005&epochs=15&seed=1" \
-    "at5-alive-lagk task=lagk&len=16&lag=4&bias=at5&init=alive&heads=4&lr=0.005&epochs=3&seed=2"; do
+    "at5-alive-lagk task=lagk&len=16&lag=4&bias=at5&init=alive&heads=4&lr=0.005&epochs=3&seed=2" \
+    "t5-adding task=adding&T=20&bias=t5&heads=4&lr=0.003&epochs=2&seed=1"; do
     if run ${scenario%% *} "${scenario#* }"; then
         passed=$((passed + 1))
     else
