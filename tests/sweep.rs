@@ -167,3 +167,71 @@ fn records_of_the_earlier_config_format_are_still_finished() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// The flags of one emitted job line, as a shell would split them (the plans' flags need no
+/// quoting), between `train --` and `--out`.
+fn job_flags(line: &str) -> Vec<String> {
+    let rest = line.split_once(" -- ").expect("a train command").1;
+    let flags = rest.split_once(" --out ").expect("an --out").0;
+    flags.split_whitespace().map(String::from).collect()
+}
+
+#[test]
+fn emitted_job_lines_parse_back_to_the_planned_configs() {
+    use at5::experiments::init;
+    use at5::train::Preset;
+    let root = std::env::temp_dir().join(format!("at5-jobs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let biases: Vec<String> = ["t5", "at5", "alibi"].map(String::from).to_vec();
+    for plan in [
+        reproduce::plan(Preset::Paper, 2, &biases),
+        init::plan(Preset::Quick, 2, init::LAG_EPOCHS),
+    ] {
+        let file = root.join(format!("{}.txt", plan.experiment));
+        sweep::emit_jobs(&plan.specs, &root, &file).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(text.lines().count(), plan.specs.len());
+        for (line, spec) in text.lines().zip(&plan.specs) {
+            let back = RunSpec {
+                flags: job_flags(line),
+                ..spec.clone()
+            };
+            let (a, b) = (back.args().unwrap(), spec.args().unwrap());
+            assert_eq!(a.to_config().unwrap(), b.to_config().unwrap(), "{line}");
+            assert!(line.contains(&format!("runs/{} ", spec.id)), "{line}");
+        }
+    }
+}
+
+#[test]
+fn the_committed_paper_job_list_is_its_plan() {
+    // Every line of results/paper/jobs.txt runs the config its plan gives the run it names.
+    let plan: Plan =
+        at5::report::read_json(std::path::Path::new("results/paper/plan-reproduce.json")).unwrap();
+    let text = std::fs::read_to_string("results/paper/jobs.txt").unwrap();
+    let mut seen = 0;
+    for line in text.lines() {
+        let out = line.split_once(" --out ").unwrap().1;
+        let id = out
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap();
+        let spec = plan
+            .specs
+            .iter()
+            .find(|s| s.id == id)
+            .unwrap_or_else(|| panic!("{id}"));
+        let back = RunSpec {
+            flags: job_flags(line),
+            ..spec.clone()
+        };
+        let (a, b) = (back.args().unwrap(), spec.args().unwrap());
+        assert_eq!(a.to_config().unwrap(), b.to_config().unwrap(), "{line}");
+        seen += 1;
+    }
+    assert_eq!(seen, plan.specs.len(), "one job per planned run");
+}
