@@ -1,6 +1,6 @@
 //! The GEMM driver of the matmul and Linear ops: cuts a product into a fixed set of parallel
 //! tasks and runs each on the packing GEMM of [`super::Kernels`].
-use crate::autodiff::ops::zeros;
+use super::zeros;
 use crate::float::Float;
 use rayon::prelude::*;
 

@@ -472,3 +472,21 @@ impl Kernels for f64 {
         x.iter_mut().for_each(|v| *v = v.exp())
     }
 }
+
+/// Work below this many elements runs on the calling thread: rayon's overhead would dominate.
+pub(crate) const PAR_MIN: usize = 1 << 15;
+/// Fixed chunk for parallel elementwise work; results never depend on the thread count.
+pub(crate) const CHUNK: usize = 1 << 13;
+
+/// `n` zeros, written in parallel chunks when large. `vec![0; n]` zeroes on the calling
+/// thread (the freed buffers are kept in the heap, so no fresh zero pages): at two threads the
+/// other core sat idle through every large allocation of a step.
+pub(crate) fn zeros<F: crate::float::Float>(n: usize) -> Vec<F> {
+    use rayon::prelude::*;
+    if n < PAR_MIN {
+        return vec![F::ZERO; n];
+    }
+    let mut v = Vec::with_capacity(n);
+    v.par_extend(rayon::iter::repeat_n(F::ZERO, n).with_min_len(CHUNK));
+    v
+}

@@ -9,10 +9,8 @@ pub mod reduce;
 pub mod shape;
 pub mod softmax;
 
-/// Work below this many elements runs on the calling thread: rayon's overhead would dominate.
-pub(crate) const PAR_MIN: usize = 1 << 15;
-/// Fixed chunk for parallel elementwise work; results never depend on the thread count.
-pub(crate) const CHUNK: usize = 1 << 13;
+/// How work is split across threads, owned by the kernels and shared by every op.
+pub(crate) use crate::kernels::{CHUNK, PAR_MIN};
 
 /// `Σ x` in eight fixed lanes: [`crate::kernels::portable::sum_lanes`] on the process's path.
 pub(crate) fn sum_lanes<F: crate::float::Float>(x: &[F]) -> F {
@@ -24,18 +22,8 @@ pub(crate) fn dot_lanes<F: crate::float::Float>(x: &[F], y: &[F]) -> F {
     F::dot_lanes(x, y)
 }
 
-/// `n` zeros, written in parallel chunks when large. `vec![0; n]` zeroes on the calling
-/// thread (the freed buffers are kept in the heap, so no fresh zero pages): at two threads the
-/// other core sat idle through every large allocation of a step.
-pub(crate) fn zeros<F: crate::float::Float>(n: usize) -> Vec<F> {
-    use rayon::prelude::*;
-    if n < PAR_MIN {
-        return vec![F::ZERO; n];
-    }
-    let mut v = Vec::with_capacity(n);
-    v.par_extend(rayon::iter::repeat_n(F::ZERO, n).with_min_len(CHUNK));
-    v
-}
+/// `n` zeros, written in parallel chunks when large (the kernels' allocation, shared).
+pub(crate) use crate::kernels::zeros;
 
 #[cfg(test)]
 mod tests {
