@@ -282,8 +282,15 @@ impl RunArgs {
                 set(max_distance, self.max_distance);
             }
             BiasConfig::At5 {
-                slope_min,
-                slope_max,
+                l1,
+                l2,
+                init_std,
+                dropout,
+                dropout_per_cell,
+                init,
+                ..
+            }
+            | BiasConfig::At5NoB {
                 l1,
                 l2,
                 init_std,
@@ -291,8 +298,6 @@ impl RunArgs {
                 dropout_per_cell,
                 init,
             } => {
-                set(slope_min, self.slope_min);
-                set(slope_max, self.slope_max);
                 set(l1, self.l1);
                 set(l2, self.l2);
                 set(init_std, self.init_std);
@@ -301,22 +306,16 @@ impl RunArgs {
                 set(dropout_per_cell, per_cell);
                 set(init, mlp_init);
             }
-            BiasConfig::At5NoB {
-                l1,
-                l2,
-                init_std,
-                dropout,
-                dropout_per_cell,
-                init,
-            } => {
-                set(l1, self.l1);
-                set(l2, self.l2);
-                set(init_std, self.init_std);
-                set(dropout, self.dropout_input);
-                set(dropout_per_cell, per_cell);
-                set(init, mlp_init);
-            }
             _ => {}
+        }
+        if let BiasConfig::At5 {
+            slope_min,
+            slope_max,
+            ..
+        } = &mut m.bias
+        {
+            set(slope_min, self.slope_min);
+            set(slope_max, self.slope_max);
         }
         set(&mut c.batch, self.batch);
         set(&mut c.lr, self.lr);
