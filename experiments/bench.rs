@@ -5,7 +5,7 @@ use at5::nn::{
     PooledHead, Pooling, Targets,
 };
 use at5::optim::{Adam, AdamConfig};
-use at5::position::BiasConfig;
+use at5::position::{BiasConfig, NoOptions, T5Options};
 use at5::{ParamStore, Tape, Tensor};
 use clap::Parser;
 use rand::rngs::StdRng;
@@ -90,13 +90,12 @@ fn shape(name: &str) -> Result<Shape, String> {
 
 fn bias_config(name: &str, l: usize) -> Result<BiasConfig, String> {
     Ok(match name {
-        "none" => BiasConfig::None,
+        "none" => BiasConfig::None(NoOptions),
         // HF's defaults with max_distance = L, as the PyTorch peer uses.
-        "t5" => BiasConfig::T5 {
-            num_buckets: 32,
+        "t5" => BiasConfig::T5(T5Options {
             max_distance: l,
-            bidirectional: true,
-        },
+            ..T5Options::default()
+        }),
         "at5" => BiasConfig::from_name("at5")?,
         other => return Err(format!("--bias {other}: expected none, t5 or at5")),
     })

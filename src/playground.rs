@@ -8,7 +8,7 @@
 //! as JSON strings.
 use crate::cli::RunArgs;
 use crate::data::{Label, Sequence};
-use crate::position::{BiasConfig, t5_bucket};
+use crate::position::{BiasConfig, T5Options, t5_bucket};
 use crate::train::{EpochRecord, Trainer, make_batch, pooled_query, prior_series};
 use clap::Parser;
 use serde::Serialize;
@@ -111,11 +111,11 @@ impl Playground {
         let len = t.data.max_len;
         let query = pooled_query(t.model.config.pooling, len);
         let buckets = match t.model.config.bias {
-            BiasConfig::T5 {
+            BiasConfig::T5(T5Options {
                 num_buckets,
                 max_distance,
                 bidirectional,
-            } => Some(
+            }) => Some(
                 (0..len)
                     .map(|j| {
                         t5_bucket(

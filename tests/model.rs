@@ -5,7 +5,9 @@ use at5::nn::{
     PooledHead, Pooling, Targets, mass_radius, mean_kl,
 };
 use at5::optim::{Adam, AdamConfig};
-use at5::position::{BiasConfig, FAMILIES, MlpInit};
+use at5::position::{
+    At5NoBOptions, At5Options, BiasConfig, FAMILIES, FireOptions, NoOptions, T5Options,
+};
 use at5::{Bound, ParamStore, Tape, Tensor, Var, gradcheck};
 
 fn tiny(bias: BiasConfig, output: OutputKind, pooling: Pooling) -> ModelConfig {
@@ -40,30 +42,24 @@ fn batch() -> Batch {
 /// Small bias-family options, with T5 using few buckets so several are hit at L = 6.
 fn family(name: &str) -> BiasConfig {
     match BiasConfig::from_name(name).unwrap() {
-        BiasConfig::T5 { .. } => BiasConfig::T5 {
+        BiasConfig::T5(o) => BiasConfig::T5(T5Options {
             num_buckets: 8,
             max_distance: 6,
-            bidirectional: true,
-        },
-        BiasConfig::At5 { .. } => BiasConfig::At5 {
-            slope_min: 1.0,
-            slope_max: 10.0,
+            ..o
+        }),
+        BiasConfig::At5(o) => BiasConfig::At5(At5Options {
             l1: 4,
             l2: 3,
             init_std: 0.5,
-            dropout: 0.0,
-            dropout_per_cell: false,
-            init: MlpInit::Paper,
-        },
-        BiasConfig::At5NoB { .. } => BiasConfig::At5NoB {
+            ..o
+        }),
+        BiasConfig::At5NoB(o) => BiasConfig::At5NoB(At5NoBOptions {
             l1: 4,
             l2: 3,
             init_std: 0.5,
-            dropout: 0.0,
-            dropout_per_cell: false,
-            init: MlpInit::Paper,
-        },
-        BiasConfig::Fire { .. } => BiasConfig::Fire { hidden: 6 },
+            ..o
+        }),
+        BiasConfig::Fire(_) => BiasConfig::Fire(FireOptions { hidden: 6 }),
         other => other,
     }
 }
@@ -236,7 +232,11 @@ fn without_positions_the_encoder_is_permutation_equivariant() {
     // Mean pooling over an equivariant encoder is invariant: permuting the real tokens (and
     // their padding flags with them) must not change the output, to rounding.
     let (model, mut store) = model_f64(
-        tiny(BiasConfig::None, OutputKind::Classes(3), Pooling::Mean),
+        tiny(
+            BiasConfig::None(NoOptions),
+            OutputKind::Classes(3),
+            Pooling::Mean,
+        ),
         4,
     );
     for v in store.values_mut() {
@@ -323,7 +323,11 @@ fn mass_radius_finds_the_smallest_window() {
 
 #[test]
 fn bad_configs_and_batches_are_errors() {
-    let base = tiny(BiasConfig::None, OutputKind::Classes(3), Pooling::Last);
+    let base = tiny(
+        BiasConfig::None(NoOptions),
+        OutputKind::Classes(3),
+        Pooling::Last,
+    );
     let mut c = base.clone();
     c.heads = 3;
     assert!(
@@ -450,16 +454,16 @@ fn pruned_last_block_equals_whole_graph_for_every_family_with_dropout() {
                     let mut bias = family(name);
                     // AT5's MLP dropout per grid cell (the paper preset's) with 1 layer, per
                     // offset with 2.
-                    if let BiasConfig::At5 {
+                    if let BiasConfig::At5(At5Options {
                         dropout,
                         dropout_per_cell,
                         ..
-                    }
-                    | BiasConfig::At5NoB {
+                    })
+                    | BiasConfig::At5NoB(At5NoBOptions {
                         dropout,
                         dropout_per_cell,
                         ..
-                    } = &mut bias
+                    }) = &mut bias
                     {
                         (*dropout, *dropout_per_cell) = (0.3, layers == 1);
                     }

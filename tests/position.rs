@@ -1,7 +1,8 @@
 //! Position-bias families: bucket functions, grids, and their gradients.
 use at5::position::{
-    At5, BiasConfig, FAMILIES, KERPLE_MIN, MlpInit, MlpOptions, PositionBias, alibi_slopes, build,
-    check_t5_config, offsets, soft_bucket, t5_bucket,
+    At5, At5NoBOptions, At5Options, BiasConfig, FAMILIES, FireOptions, KERPLE_MIN, MlpInit,
+    MlpOptions, NoOptions, PositionBias, alibi_slopes, build, check_t5_config, offsets,
+    soft_bucket, t5_bucket,
 };
 use at5::{Bound, ParamStore, Tape, Tensor, gradcheck};
 use rand::SeedableRng;
@@ -79,7 +80,7 @@ fn build_with(cfg: &BiasConfig, heads: usize, max_len: usize) -> (Bias, ParamSto
 }
 
 fn at5_cfg(slope: (f64, f64), dropout: f64) -> BiasConfig {
-    BiasConfig::At5 {
+    BiasConfig::At5(At5Options {
         slope_min: slope.0,
         slope_max: slope.1,
         l1: 4,
@@ -88,18 +89,18 @@ fn at5_cfg(slope: (f64, f64), dropout: f64) -> BiasConfig {
         dropout,
         dropout_per_cell: false,
         init: MlpInit::Paper,
-    }
+    })
 }
 
 fn at5_nob_cfg(dropout: f64) -> BiasConfig {
-    BiasConfig::At5NoB {
+    BiasConfig::At5NoB(At5NoBOptions {
         l1: 4,
         l2: 3,
         init_std: 0.01,
         dropout,
         dropout_per_cell: false,
         init: MlpInit::Paper,
-    }
+    })
 }
 
 /// The grid on an evaluation tape (dropout off).
@@ -289,11 +290,8 @@ fn gradcheck_at5_grid() {
 #[test]
 fn at5_dropout_per_cell_gradchecks_and_varies_within_an_offset() {
     let mut cfg = at5_cfg((1.0, 10.0), 0.25);
-    if let BiasConfig::At5 {
-        dropout_per_cell, ..
-    } = &mut cfg
-    {
-        *dropout_per_cell = true;
+    if let BiasConfig::At5(o) = &mut cfg {
+        o.dropout_per_cell = true;
     }
     let (bias, mut store) = build_with(&cfg, 2, 6);
     spread(&mut store, &MLP_NAMES, 3);
@@ -321,20 +319,20 @@ fn gradcheck_at5_nob_grid() {
 
 #[test]
 fn gradcheck_t5_nob_grid() {
-    let (bias, store) = build_with(&BiasConfig::T5NoB, 3, 5);
+    let (bias, store) = build_with(&BiasConfig::T5NoB(NoOptions), 3, 5);
     check_grid("t5-nob", &bias, &store, 5, 5);
     check_grid("t5-nob", &bias, &store, 8, 6);
 }
 
 #[test]
 fn gradcheck_kerple_grid() {
-    let (bias, store) = build_with(&BiasConfig::KerpleLog, 3, 8);
+    let (bias, store) = build_with(&BiasConfig::KerpleLog(NoOptions), 3, 8);
     check_grid("kerple-log", &bias, &store, 6, 4);
 }
 
 #[test]
 fn gradcheck_fire_grid_within_and_past_the_threshold() {
-    let (bias, mut store) = build_with(&BiasConfig::Fire { hidden: 5 }, 2, 4);
+    let (bias, mut store) = build_with(&BiasConfig::Fire(FireOptions { hidden: 5 }), 2, 4);
     spread(&mut store, &["w1", "b1", "w2", "b2"], 6);
     // L_thr = 4.4 keeps every query index off the max's kink
     let s = store.id("bias.s").unwrap();
@@ -376,7 +374,7 @@ fn fire_by_hand(store: &ParamStore<f64>, l0: f64, h: usize, i: usize, j: usize) 
 
 #[test]
 fn fire_grid_matches_the_formula_on_both_paths() {
-    let (bias, store) = build_with(&BiasConfig::Fire { hidden: 6 }, 3, 4);
+    let (bias, store) = build_with(&BiasConfig::Fire(FireOptions { hidden: 6 }), 3, 4);
     for (lq, lk) in [(4, 4), (3, 6), (9, 7)] {
         let g = grid_of(&bias, &store, lq, lk);
         assert_eq!(g.shape, [3, lq, lk]);
@@ -399,12 +397,12 @@ fn fire_grid_matches_the_formula_on_both_paths() {
 fn offset_families_give_h_by_lq_by_lk_grids_that_depend_on_j_minus_i() {
     let cfgs = [
         BiasConfig::from_name("t5").unwrap(),
-        BiasConfig::T5NoB,
+        BiasConfig::T5NoB(NoOptions),
         at5_cfg((1.0, 10.0), 0.0),
         at5_nob_cfg(0.0),
-        BiasConfig::Alibi,
-        BiasConfig::KerpleLog,
-        BiasConfig::Fire { hidden: 4 },
+        BiasConfig::Alibi(NoOptions),
+        BiasConfig::KerpleLog(NoOptions),
+        BiasConfig::Fire(FireOptions { hidden: 4 }),
     ];
     for cfg in &cfgs {
         let (bias, mut store) = build_with(cfg, 3, 8);
@@ -430,7 +428,7 @@ fn offset_families_give_h_by_lq_by_lk_grids_that_depend_on_j_minus_i() {
 
 #[test]
 fn per_offset_tables_reuse_their_edge_value_past_the_training_length() {
-    for cfg in [BiasConfig::T5NoB, at5_nob_cfg(0.0)] {
+    for cfg in [BiasConfig::T5NoB(NoOptions), at5_nob_cfg(0.0)] {
         let (bias, mut store) = build_with(&cfg, 2, 4);
         spread(&mut store, &MLP_NAMES, 2);
         let g = grid_of(&bias, &store, 10, 10);
@@ -465,7 +463,7 @@ fn alibi_slopes_follow_the_official_get_slopes() {
 
 #[test]
 fn alibi_grid_is_minus_slope_times_distance_and_has_no_parameters() {
-    let (bias, store) = build_with(&BiasConfig::Alibi, 6, 8);
+    let (bias, store) = build_with(&BiasConfig::Alibi(NoOptions), 6, 8);
     assert!(store.is_empty() && bias.param_ids().is_empty());
     let m = alibi_slopes(6);
     let g = grid_of(&bias, &store, 4, 6);
@@ -481,7 +479,7 @@ fn alibi_grid_is_minus_slope_times_distance_and_has_no_parameters() {
 
 #[test]
 fn kerple_grid_matches_its_formula_and_projection_clamps() {
-    let (bias, mut store) = build_with(&BiasConfig::KerpleLog, 4, 8);
+    let (bias, mut store) = build_with(&BiasConfig::KerpleLog(NoOptions), 4, 8);
     let (r1, r2) = (store.id("bias.r1").unwrap(), store.id("bias.r2").unwrap());
     let all_above = |s: &ParamStore<f64>| {
         [r1, r2]
@@ -508,7 +506,7 @@ fn kerple_grid_matches_its_formula_and_projection_clamps() {
 
 #[test]
 fn sinusoidal_adds_an_input_encoding_and_no_grid() {
-    let (bias, store) = build_with(&BiasConfig::Sinusoidal, 2, 8);
+    let (bias, store) = build_with(&BiasConfig::Sinusoidal(NoOptions), 2, 8);
     assert!(store.is_empty() && bias.param_ids().is_empty());
     let mut tape = Tape::eval();
     let bound = store.bind(&mut tape);
@@ -529,7 +527,7 @@ fn sinusoidal_adds_an_input_encoding_and_no_grid() {
         pe.get(&[3, 5]),
         (3.0 / 10000f64.powf(4.0 / 6.0)).cos()
     ));
-    let (none, _) = build_with(&BiasConfig::None, 2, 8);
+    let (none, _) = build_with(&BiasConfig::None(NoOptions), 2, 8);
     assert!(none.input_encoding(4, 6).is_none());
 }
 
@@ -550,16 +548,16 @@ fn build_names_the_option_it_rejects() {
     let cases: Vec<(BiasConfig, &str)> = vec![
         (
             at5(&|c| {
-                if let BiasConfig::At5 { l1, .. } = c {
-                    *l1 = 0
+                if let BiasConfig::At5(o) = c {
+                    o.l1 = 0
                 }
             }),
             "l1",
         ),
         (
             at5(&|c| {
-                if let BiasConfig::At5 { l2, .. } = c {
-                    *l2 = 0
+                if let BiasConfig::At5(o) = c {
+                    o.l2 = 0
                 }
             }),
             "l2",
@@ -568,29 +566,29 @@ fn build_names_the_option_it_rejects() {
         (at5_cfg((1.0, 10.0), -0.1), "dropout"),
         (at5_cfg((1.0, 10.0), 1.0), "dropout"),
         (
-            BiasConfig::At5NoB {
+            BiasConfig::At5NoB(At5NoBOptions {
                 l1: 0,
                 l2: 2,
                 init_std: 0.01,
                 dropout: 0.0,
                 dropout_per_cell: false,
                 init: MlpInit::Paper,
-            },
+            }),
             "l1",
         ),
         (
-            BiasConfig::At5NoB {
+            BiasConfig::At5NoB(At5NoBOptions {
                 l1: 2,
                 l2: 0,
                 init_std: 0.01,
                 dropout: 0.0,
                 dropout_per_cell: false,
                 init: MlpInit::Paper,
-            },
+            }),
             "l2",
         ),
         (at5_nob_cfg(1.5), "dropout"),
-        (BiasConfig::Fire { hidden: 0 }, "hidden"),
+        (BiasConfig::Fire(FireOptions { hidden: 0 }), "hidden"),
     ];
     for (cfg, option) in cases {
         let e = err(cfg.clone());
@@ -624,14 +622,18 @@ fn param_ids_list_exactly_the_family_parameters() {
     };
     let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let expected: Vec<(BiasConfig, Vec<String>, usize)> = vec![
-        (BiasConfig::None, vec![], 0),
-        (BiasConfig::Sinusoidal, vec![], 0),
+        (BiasConfig::None(NoOptions), vec![], 0),
+        (BiasConfig::Sinusoidal(NoOptions), vec![], 0),
         (
             BiasConfig::from_name("t5").unwrap(),
             names(&["bias.table"]),
             32 * h,
         ),
-        (BiasConfig::T5NoB, names(&["bias.table"]), (2 * l - 1) * h),
+        (
+            BiasConfig::T5NoB(NoOptions),
+            names(&["bias.table"]),
+            (2 * l - 1) * h,
+        ),
         (
             at5_cfg((1.0, 10.0), 0.0),
             [names(&["bias.a", "bias.c"]), mlp("neg"), mlp("pos")].concat(),
@@ -642,10 +644,14 @@ fn param_ids_list_exactly_the_family_parameters() {
             [names(&["bias.w"]), mlp("neg"), mlp("pos")].concat(),
             (2 * l - 1) * h + mlp_count,
         ),
-        (BiasConfig::Alibi, vec![], 0),
-        (BiasConfig::KerpleLog, names(&["bias.r1", "bias.r2"]), 2 * h),
+        (BiasConfig::Alibi(NoOptions), vec![], 0),
         (
-            BiasConfig::Fire { hidden },
+            BiasConfig::KerpleLog(NoOptions),
+            names(&["bias.r1", "bias.r2"]),
+            2 * h,
+        ),
+        (
+            BiasConfig::Fire(FireOptions { hidden }),
             [
                 names(&["bias.c", "bias.s"]),
                 fire_mlp("neg"),

@@ -1,8 +1,7 @@
 //! Command-line pieces the experiment binaries share: the run flags, threads, exit codes.
-use crate::data::TaskKind;
 use crate::nn::BiasScope;
-use crate::position::{BiasConfig, MlpInit};
-use crate::train::{Dial, Preset, TaskSource, TrainConfig, preset_config};
+use crate::position::MlpInit;
+use crate::train::{Preset, RunRequest, TrainConfig};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -201,195 +200,69 @@ pub struct RunArgs {
 impl RunArgs {
     /// The run's config: the preset's protocol for the task, with every given flag applied.
     pub fn to_config(&self) -> Result<TrainConfig, String> {
+        self.to_request()?.resolve()
+    }
+
+    /// The flags as typed values; [`RunRequest::resolve`] applies and checks them.
+    pub fn to_request(&self) -> Result<RunRequest, String> {
         let task = self
             .task
             .as_deref()
             .ok_or("--task is required (reber, process50, adding, lagk)")?;
-        let kind: TaskKind = task.parse()?;
-        let preset = Preset::from_name(&self.preset)?;
-        let family = BiasConfig::from_name(&self.bias)?;
-        self.check_applicable(kind, &family)?;
-        let dial = Dial {
-            seq_len: self.seq_len,
-            lag: self.lag,
-        };
-        if let Some(l) = self.seq_len
-            && l < 2
-        {
-            return Err(format!("--seq-len must be at least 2, got {l}"));
-        }
-        let mut c = preset_config(kind, &self.bias, preset, dial, self.seed)?;
-        if let (TaskSource::Generated { seed, .. }, Some(s)) = (&mut c.task, self.data_seed) {
-            *seed = s;
-        }
-        if let Some(dir) = &self.data_dir {
-            if !dir.is_dir() {
-                return Err(format!("--data-dir {}: no such directory", dir.display()));
+        let bias_scope = match self.bias_scope.as_deref() {
+            None => None,
+            Some("shared") => Some(BiasScope::Shared),
+            Some("first") => Some(BiasScope::FirstLayer),
+            Some("per-layer") => Some(BiasScope::PerLayer),
+            Some(o) => {
+                return Err(format!(
+                    "--bias-scope {o}: expected shared, first or per-layer"
+                ));
             }
-            // Absolute, so the run's checkpoint resumes from any working directory.
-            let dir = std::path::absolute(dir)
-                .map_err(|e| format!("--data-dir {}: {e}", dir.display()))?;
-            c.task = TaskSource::Files { dir, kind };
-        }
-        let m = &mut c.model;
-        set(&mut m.d_model, self.d_model);
-        set(&mut m.heads, self.heads);
-        if let Some(d) = self.d_model
-            && self.ffn.is_none()
-        {
-            m.ffn = 2 * d;
-        }
-        set(&mut m.ffn, self.ffn);
-        set(&mut m.layers, self.layers);
-        set(&mut m.dropout.input, self.dropout_input);
-        set(&mut m.dropout.hidden, self.dropout_hidden);
-        set(&mut m.dropout.attention, self.dropout_attention);
-        if let Some(s) = &self.bias_scope {
-            m.bias_scope = match s.as_str() {
-                "shared" => BiasScope::Shared,
-                "first" => BiasScope::FirstLayer,
-                "per-layer" => BiasScope::PerLayer,
-                o => {
-                    return Err(format!(
-                        "--bias-scope {o}: expected shared, first or per-layer"
-                    ));
-                }
-            };
-        }
-        let per_cell = match self.at5_dropout_mask.as_deref() {
+        };
+        let at5_dropout_per_cell = match self.at5_dropout_mask.as_deref() {
             None => None,
             Some("cell") => Some(true),
             Some("offset") => Some(false),
             Some(o) => return Err(format!("--at5-dropout-mask {o}: expected cell or offset")),
         };
-        let mlp_init = self
+        let at5_init = self
             .at5_init
             .as_deref()
             .map(|n| MlpInit::from_name(n).map_err(|e| format!("--at5-init: {e}")))
             .transpose()?;
-        if mlp_init == Some(MlpInit::Alive) && self.init_std.is_some() {
-            return Err(
-                "--init-std sets the paper init's std; drop it with --at5-init alive".into(),
-            );
-        }
-        match &mut m.bias {
-            BiasConfig::T5 {
-                num_buckets,
-                max_distance,
-                ..
-            } => {
-                set(num_buckets, self.num_buckets);
-                set(max_distance, self.max_distance);
-            }
-            BiasConfig::At5 {
-                l1,
-                l2,
-                init_std,
-                dropout,
-                dropout_per_cell,
-                init,
-                ..
-            }
-            | BiasConfig::At5NoB {
-                l1,
-                l2,
-                init_std,
-                dropout,
-                dropout_per_cell,
-                init,
-            } => {
-                set(l1, self.l1);
-                set(l2, self.l2);
-                set(init_std, self.init_std);
-                // The MLP's dropout is the input-dropout rate (DESIGN §1): a given rate moves it.
-                set(dropout, self.dropout_input);
-                set(dropout_per_cell, per_cell);
-                set(init, mlp_init);
-            }
-            _ => {}
-        }
-        if let BiasConfig::At5 {
-            slope_min,
-            slope_max,
-            ..
-        } = &mut m.bias
-        {
-            set(slope_min, self.slope_min);
-            set(slope_max, self.slope_max);
-        }
-        set(&mut c.batch, self.batch);
-        set(&mut c.lr, self.lr);
-        set(&mut c.epochs, self.epochs);
-        if self.patience.is_some() {
-            c.patience = self.patience;
-        }
-        c.whole_graph = self.no_prune;
-        c.validate()?;
-        Ok(c)
-    }
-
-    /// Refuses flags this task, data source or bias family would silently ignore, so a run is
-    /// never quietly other than what was asked.
-    fn check_applicable(&self, kind: TaskKind, family: &BiasConfig) -> Result<(), String> {
-        let drop = |flag: &str, why: String| Err(format!("--{flag} {why}; drop it"));
-        if self.data_dir.is_some() {
-            for (flag, given) in [
-                ("seq-len", self.seq_len.is_some()),
-                ("lag", self.lag.is_some()),
-                ("data-seed", self.data_seed.is_some()),
-            ] {
-                if given {
-                    return drop(
-                        flag,
-                        "does not apply with --data-dir (the files are the data)".into(),
-                    );
-                }
-            }
-        }
-        if self.seq_len.is_some() && kind == TaskKind::Reber {
-            return drop(
-                "seq-len",
-                "does not apply to reber (the grammar decides its lengths)".into(),
-            );
-        }
-        if self.lag.is_some() && kind != TaskKind::LagK {
-            return drop("lag", format!("applies to lagk only, not {}", kind.name()));
-        }
-        let name = family.name();
-        let options: [(&str, bool, &[&str]); 9] = [
-            ("num-buckets", self.num_buckets.is_some(), &["t5"]),
-            ("max-distance", self.max_distance.is_some(), &["t5"]),
-            ("slope-min", self.slope_min.is_some(), &["at5"]),
-            ("slope-max", self.slope_max.is_some(), &["at5"]),
-            ("l1", self.l1.is_some(), &["at5", "at5-nob"]),
-            ("l2", self.l2.is_some(), &["at5", "at5-nob"]),
-            ("init-std", self.init_std.is_some(), &["at5", "at5-nob"]),
-            (
-                "at5-dropout-mask",
-                self.at5_dropout_mask.is_some(),
-                &["at5", "at5-nob"],
-            ),
-            ("at5-init", self.at5_init.is_some(), &["at5", "at5-nob"]),
-        ];
-        for (flag, given, families) in options {
-            if given && !families.contains(&name) {
-                return drop(
-                    flag,
-                    format!(
-                        "is an option of --bias {}, not {name}",
-                        families.join(" or ")
-                    ),
-                );
-            }
-        }
-        if self.bias_scope.is_some() && matches!(family, BiasConfig::None | BiasConfig::Sinusoidal)
-        {
-            return drop(
-                "bias-scope",
-                format!("has no effect with --bias {name} (no attention bias)"),
-            );
-        }
-        Ok(())
+        Ok(RunRequest {
+            task: task.parse()?,
+            bias: self.bias.clone(),
+            preset: Preset::from_name(&self.preset)?,
+            seed: self.seed,
+            seq_len: self.seq_len,
+            lag: self.lag,
+            data_seed: self.data_seed,
+            data_dir: self.data_dir.clone(),
+            d_model: self.d_model,
+            heads: self.heads,
+            ffn: self.ffn,
+            layers: self.layers,
+            bias_scope,
+            dropout_input: self.dropout_input,
+            dropout_hidden: self.dropout_hidden,
+            dropout_attention: self.dropout_attention,
+            num_buckets: self.num_buckets,
+            max_distance: self.max_distance,
+            slope_min: self.slope_min,
+            slope_max: self.slope_max,
+            l1: self.l1,
+            l2: self.l2,
+            init_std: self.init_std,
+            at5_dropout_per_cell,
+            at5_init,
+            batch: self.batch,
+            lr: self.lr,
+            epochs: self.epochs,
+            patience: self.patience,
+            whole_graph: self.no_prune,
+        })
     }
 
     /// A default output directory naming the run.
@@ -423,12 +296,6 @@ pub fn run_flags_given(matches: &clap::ArgMatches) -> Vec<String> {
         })
         .filter_map(|a| a.get_long().map(String::from))
         .collect()
-}
-
-fn set<T>(slot: &mut T, v: Option<T>) {
-    if let Some(v) = v {
-        *slot = v;
-    }
 }
 
 /// A comma-separated family list checked against `allowed` (all of them when `None`).

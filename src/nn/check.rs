@@ -7,7 +7,7 @@ use super::model::{
 use crate::autodiff::gradcheck::compare_central;
 use crate::autodiff::{GradcheckReport, Tape, Var};
 use crate::params::{Bound, ParamId, ParamStore};
-use crate::position::{BiasConfig, MlpInit};
+use crate::position::{At5NoBOptions, At5Options, BiasConfig, FireOptions, T5Options};
 use crate::tensor::Tensor;
 
 /// The sequence length of the checked model (and of its training length `L`).
@@ -66,30 +66,24 @@ impl BiasCheck {
 /// buckets are hit at L = 6), MLP widths 4 and 3 with init std 0.5, FIRE width 6, no dropout.
 pub fn small_bias(name: &str) -> Result<BiasConfig, String> {
     Ok(match BiasConfig::from_name(name)? {
-        BiasConfig::T5 { .. } => BiasConfig::T5 {
+        BiasConfig::T5(o) => BiasConfig::T5(T5Options {
             num_buckets: 8,
             max_distance: CHECK_LEN,
-            bidirectional: true,
-        },
-        BiasConfig::At5 { .. } => BiasConfig::At5 {
-            slope_min: 1.0,
-            slope_max: 10.0,
+            ..o
+        }),
+        BiasConfig::At5(o) => BiasConfig::At5(At5Options {
             l1: 4,
             l2: 3,
             init_std: 0.5,
-            dropout: 0.0,
-            dropout_per_cell: false,
-            init: MlpInit::Paper,
-        },
-        BiasConfig::At5NoB { .. } => BiasConfig::At5NoB {
+            ..o
+        }),
+        BiasConfig::At5NoB(o) => BiasConfig::At5NoB(At5NoBOptions {
             l1: 4,
             l2: 3,
             init_std: 0.5,
-            dropout: 0.0,
-            dropout_per_cell: false,
-            init: MlpInit::Paper,
-        },
-        BiasConfig::Fire { .. } => BiasConfig::Fire { hidden: 6 },
+            ..o
+        }),
+        BiasConfig::Fire(_) => BiasConfig::Fire(FireOptions { hidden: 6 }),
         other => other,
     })
 }
@@ -299,11 +293,11 @@ impl T5Probe {
     /// The probe of the small T5 of [`small_bias`], initialised from `seed` as the check is.
     pub fn new(seed: u64) -> Result<T5Probe, String> {
         let cfg = small_bias("t5")?;
-        let BiasConfig::T5 {
+        let BiasConfig::T5(T5Options {
             num_buckets,
             max_distance,
             bidirectional,
-        } = cfg
+        }) = cfg
         else {
             unreachable!("small_bias(\"t5\") is a T5 config")
         };

@@ -1,8 +1,10 @@
 //! `alibi`: ALiBi's fixed linear penalty `-m_h |n|` (Press, Smith, Lewis 2022), symmetric.
+use super::config::{Family, NoOptions};
 use super::{PositionBias, offset_ids_rows, offsets};
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
-use crate::params::{Bound, ParamId};
+use crate::params::{Bound, ParamId, ParamStore};
+use rand::rngs::StdRng;
 use crate::tensor::Tensor;
 use std::ops::Range;
 
@@ -40,6 +42,25 @@ impl Alibi {
         Alibi {
             slopes: alibi_slopes(heads),
         }
+    }
+}
+
+impl Family for Alibi {
+    const NAME: &'static str = "alibi";
+    const LEARNED: bool = false;
+    type Options = NoOptions;
+    fn param_count(_: &NoOptions, _heads: usize, _len: usize) -> f64 {
+        0.0
+    }
+    fn build<F: Float>(
+        _: &NoOptions,
+        heads: usize,
+        _max_len: usize,
+        _: &mut ParamStore<F>,
+        _prefix: &str,
+        _: &mut StdRng,
+    ) -> Result<Alibi, String> {
+        Ok(Alibi::new(heads))
     }
 }
 

@@ -1,4 +1,5 @@
 //! `at5`: AT5's learnable soft bucket `1 - exp(-alpha |n|)` per head and direction, then an MLP.
+use super::config::Family;
 use super::{DeadUnits, PositionBias, abs_offsets, gather_offsets, offset_ids_rows};
 use crate::autodiff::MaskRows;
 use crate::autodiff::{Tape, Var};
@@ -513,6 +514,91 @@ impl At5 {
             parts.push(side(tape, alpha, lq, lq + lk - 1));
         }
         tape.concat(&parts, 0)
+    }
+}
+
+/// AT5's options: the slope init range and its MLPs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct At5Options {
+    /// Lower end of the uniform init of the slope parameters `a_h`, `c_h`.
+    pub slope_min: f64,
+    /// Upper end of that range.
+    pub slope_max: f64,
+    /// Width of the MLP's first hidden layer.
+    pub l1: usize,
+    /// Width of the MLP's second hidden layer.
+    pub l2: usize,
+    /// Std of the MLP's truncated-normal weight init.
+    pub init_std: f64,
+    /// Dropout inside the MLP (the input-dropout rate).
+    pub dropout: f64,
+    /// That dropout drawn per grid cell (the original code) rather than per offset.
+    /// Absent in records written before the option, which dropped per offset.
+    #[serde(default)]
+    pub dropout_per_cell: bool,
+    /// How the MLP starts; left out of records when it is the paper's (and so absent in
+    /// every record written before the option).
+    #[serde(default, skip_serializing_if = "MlpInit::is_paper")]
+    pub init: MlpInit,
+}
+
+impl Default for At5Options {
+    /// DESIGN §1: slopes U(1, 10), widths 15 and 2, init std 0.01, no dropout.
+    fn default() -> At5Options {
+        At5Options {
+            slope_min: 1.0,
+            slope_max: 10.0,
+            l1: 15,
+            l2: 2,
+            init_std: 0.01,
+            dropout: 0.0,
+            dropout_per_cell: false,
+            init: MlpInit::Paper,
+        }
+    }
+}
+
+impl At5Options {
+    /// The options of its per-head MLPs.
+    pub fn mlp(&self) -> MlpOptions {
+        MlpOptions {
+            l1: self.l1,
+            l2: self.l2,
+            init_std: self.init_std,
+            init: self.init,
+            dropout: self.dropout,
+            per_cell: self.dropout_per_cell,
+        }
+    }
+}
+
+/// The parameters of the two directions' MLPs `1 → l1 → l2 → 1` (with biases) for every head.
+pub(super) fn mlp_param_count(mlp: &MlpOptions, heads: usize) -> f64 {
+    let (h, a, b) = (heads as f64, mlp.l1 as f64, mlp.l2 as f64);
+    2.0 * h * (2.0 * a + a * b + 2.0 * b + 1.0)
+}
+
+impl Family for At5 {
+    const NAME: &'static str = "at5";
+    const LEARNED: bool = true;
+    type Options = At5Options;
+    fn validate(o: &At5Options) -> Result<(), String> {
+        check_slopes(o.slope_min, o.slope_max)?;
+        o.mlp().check("at5")
+    }
+    fn param_count(o: &At5Options, heads: usize, _len: usize) -> f64 {
+        2.0 * heads as f64 + mlp_param_count(&o.mlp(), heads)
+    }
+    fn build<F: Float>(
+        o: &At5Options,
+        heads: usize,
+        max_len: usize,
+        store: &mut ParamStore<F>,
+        prefix: &str,
+        rng: &mut StdRng,
+    ) -> Result<At5, String> {
+        let slopes = (o.slope_min, o.slope_max);
+        At5::new(slopes, &o.mlp(), heads, max_len, store, prefix, rng)
     }
 }
 

@@ -1,216 +1,259 @@
-//! Which bias family a model uses, with its options, and the one place that builds it.
-use super::PositionBias;
-use super::at5::{MlpInit, MlpOptions};
+//! What a bias family declares ([`Family`]), the `families!` list that registers it, and the
+//! one place that builds a configured family.
+//!
+//! Adding a family is its own file (the struct, `impl PositionBias`, and `impl Family`: its
+//! name, options, checks, parameter count and constructor) plus one line in `families!` in
+//! `position/mod.rs`; [`BiasConfig`], [`FAMILIES`], parsing, checking, building, the memory
+//! estimate and the record format all come from that line.
+use super::at5::MlpOptions;
+use super::{BiasConfig, PositionBias};
 use crate::float::Float;
 use crate::params::ParamStore;
 use rand::rngs::StdRng;
-use serde::{Deserialize, Serialize};
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, VariantAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
 
-/// A bias family and its options; stored in checkpoints and run records.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum BiasConfig {
-    /// No position information at all (a permutation-equivariant encoder).
-    None,
-    /// Absolute sine/cosine encodings added to the input (Vaswani et al. 2017).
-    Sinusoidal,
-    /// T5's log-spaced buckets, one learned scalar per (bucket, head).
-    T5 {
-        /// Buckets over both directions together (32 in the paper).
-        num_buckets: usize,
-        /// Distance from which every offset shares the last bucket.
-        max_distance: usize,
-        /// Whether keys before and after the query get separate buckets (an encoder: yes).
-        bidirectional: bool,
-    },
-    /// One learned scalar per (offset, head): T5 without bucketing.
-    T5NoB,
-    /// AT5: soft bucket `1 - exp(-alpha |n|)` per head and direction, then a small MLP.
-    At5 {
-        /// Lower end of the uniform init of the slope parameters `a_h`, `c_h`.
-        slope_min: f64,
-        /// Upper end of that range.
-        slope_max: f64,
-        /// Width of the MLP's first hidden layer.
-        l1: usize,
-        /// Width of the MLP's second hidden layer.
-        l2: usize,
-        /// Std of the MLP's truncated-normal weight init.
-        init_std: f64,
-        /// Dropout inside the MLP (the input-dropout rate).
-        dropout: f64,
-        /// That dropout drawn per grid cell (the original code) rather than per offset.
-        /// Absent in records written before the option, which dropped per offset.
-        #[serde(default)]
-        dropout_per_cell: bool,
-        /// How the MLP starts; left out of records when it is the paper's (and so absent in
-        /// every record written before the option).
-        #[serde(default, skip_serializing_if = "MlpInit::is_paper")]
-        init: MlpInit,
-    },
-    /// AT5 with the soft bucket replaced by a free table `sigmoid(w_h[n])`.
-    At5NoB {
-        /// Width of the MLP's first hidden layer.
-        l1: usize,
-        /// Width of the MLP's second hidden layer.
-        l2: usize,
-        /// Std of the MLP's truncated-normal weight init.
-        init_std: f64,
-        /// Dropout inside the MLP (the input-dropout rate).
-        dropout: f64,
-        /// As AT5's.
-        #[serde(default)]
-        dropout_per_cell: bool,
-        /// As AT5's.
-        #[serde(default, skip_serializing_if = "MlpInit::is_paper")]
-        init: MlpInit,
-    },
-    /// ALiBi's fixed linear penalty `-m_h |n|` (Press et al. 2022), symmetric for an encoder.
-    Alibi,
-    /// KERPLE's logarithmic kernel `-r1 ln(1 + r2 |n|)` (Chi et al. 2022).
-    KerpleLog,
-    /// FIRE's learned function of progressive interpolated distance (Li et al. 2023).
-    Fire {
-        /// Width of the MLP's hidden layer (32 in the paper).
-        hidden: usize,
-    },
-}
+use std::any::TypeId;
+use std::fmt;
 
-/// The family names the command line accepts, in the order experiments list them.
-pub const FAMILIES: [&str; 9] = [
-    "none",
-    "sinusoidal",
-    "t5",
-    "t5-nob",
-    "at5",
-    "at5-nob",
-    "alibi",
-    "kerple-log",
-    "fire",
-];
+/// A bias family: what it is called, what it can be configured with, and how it is built.
+pub trait Family: Sized {
+    /// The command-line name (`t5`, `at5`, ...).
+    const NAME: &'static str;
+    /// Whether it has learnable parameters.
+    const LEARNED: bool;
+    /// Its options, as run records store them; `Default` gives DESIGN §1's values. A family
+    /// without options uses [`NoOptions`] and is stored as its bare name.
+    type Options: Clone + fmt::Debug + PartialEq + Default + Serialize + DeserializeOwned + 'static;
 
-impl BiasConfig {
-    /// The family's defaults (DESIGN §1: 32 buckets up to distance 128; AT5 slopes U(1, 10),
-    /// widths 15 and 2, init std 0.01; FIRE width 32).
-    pub fn from_name(name: &str) -> Result<BiasConfig, String> {
-        Ok(match name {
-            "none" => BiasConfig::None,
-            "sinusoidal" => BiasConfig::Sinusoidal,
-            "t5" => BiasConfig::T5 {
-                num_buckets: 32,
-                max_distance: 128,
-                bidirectional: true,
-            },
-            "t5-nob" => BiasConfig::T5NoB,
-            "at5" => BiasConfig::At5 {
-                slope_min: 1.0,
-                slope_max: 10.0,
-                l1: 15,
-                l2: 2,
-                init_std: 0.01,
-                dropout: 0.0,
-                dropout_per_cell: false,
-                init: MlpInit::Paper,
-            },
-            "at5-nob" => BiasConfig::At5NoB {
-                l1: 15,
-                l2: 2,
-                init_std: 0.01,
-                dropout: 0.0,
-                dropout_per_cell: false,
-                init: MlpInit::Paper,
-            },
-            "alibi" => BiasConfig::Alibi,
-            "kerple-log" => BiasConfig::KerpleLog,
-            "fire" => BiasConfig::Fire { hidden: 32 },
-            other => {
-                return Err(format!(
-                    "unknown bias `{other}`; expected one of {}",
-                    FAMILIES.join(", ")
-                ));
-            }
-        })
+    /// Every problem with `options` as one line naming the option, without building anything
+    /// (the constructor runs the same checks).
+    fn validate(_options: &Self::Options) -> Result<(), String> {
+        Ok(())
     }
 
+    /// How many parameters it has for `heads` heads and training length `len` (the memory
+    /// estimate reads this).
+    fn param_count(options: &Self::Options, heads: usize, len: usize) -> f64;
+
+    /// Builds it for `heads` heads and training length `max_len`, registering its parameters
+    /// in `store` under `prefix`.
+    fn build<F: Float>(
+        options: &Self::Options,
+        heads: usize,
+        max_len: usize,
+        store: &mut ParamStore<F>,
+        prefix: &str,
+        rng: &mut StdRng,
+    ) -> Result<Self, String>;
+}
+
+/// The options of a family that has none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoOptions;
+
+/// Registers the bias families: one line per family, `Variant: module::Family`, declaring the
+/// module, exporting the family and generating [`BiasConfig`] with everything that dispatches
+/// on it. The order is the order experiments list families in (and the record's variant index).
+macro_rules! families {
+    ($($variant:ident: $module:ident::$family:ident,)*) => {
+        $(mod $module;)*
+        $(pub use self::$module::$family;)*
+
+        /// A bias family and its options; stored in checkpoints and run records (a family
+        /// without options as its bare name, `"Alibi"`, one with options as `{"T5": {...}}`).
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum BiasConfig {
+            $(
+                #[doc = concat!("[`", stringify!($family), "`] with its options.")]
+                $variant(<$family as config::Family>::Options),
+            )*
+        }
+
+        /// The family names the command line accepts, in the order experiments list them.
+        pub const FAMILIES: &[&str] = &[$(<$family as config::Family>::NAME),*];
+
+        impl BiasConfig {
+            /// The variant names records use, in registration order.
+            const VARIANTS: &'static [&'static str] = &[$(stringify!($variant)),*];
+
+            /// The family called `name` with its default options (DESIGN §1: 32 buckets up to
+            /// distance 128; AT5 slopes U(1, 10), widths 15 and 2, init std 0.01; FIRE width 32).
+            pub fn from_name(name: &str) -> Result<BiasConfig, String> {
+                $(
+                    if name == <$family as config::Family>::NAME {
+                        return Ok(BiasConfig::$variant(Default::default()));
+                    }
+                )*
+                Err(format!("unknown bias `{name}`; expected one of {}", FAMILIES.join(", ")))
+            }
+
+            /// The command-line name of this family.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(BiasConfig::$variant(_) => <$family as config::Family>::NAME,)*
+                }
+            }
+
+            /// Whether the family has learnable parameters.
+            pub fn is_learned(&self) -> bool {
+                match self {
+                    $(BiasConfig::$variant(_) => <$family as config::Family>::LEARNED,)*
+                }
+            }
+
+            /// Every problem with this family's options, without building it.
+            pub fn validate(&self) -> Result<(), String> {
+                match self {
+                    $(BiasConfig::$variant(o) => <$family as config::Family>::validate(o),)*
+                }
+            }
+
+            /// Its parameter count for `heads` heads and training length `len`.
+            pub fn param_count(&self, heads: usize, len: usize) -> f64 {
+                match self {
+                    $(
+                        BiasConfig::$variant(o) => {
+                            <$family as config::Family>::param_count(o, heads, len)
+                        }
+                    )*
+                }
+            }
+
+            fn build_family<F: Float>(
+                &self,
+                heads: usize,
+                max_len: usize,
+                store: &mut crate::params::ParamStore<F>,
+                prefix: &str,
+                rng: &mut rand::rngs::StdRng,
+            ) -> Result<Box<dyn PositionBias<F>>, String> {
+                Ok(match self {
+                    $(
+                        BiasConfig::$variant(o) => Box::new(<$family as config::Family>::build(
+                            o, heads, max_len, store, prefix, rng,
+                        )?),
+                    )*
+                })
+            }
+        }
+
+        impl serde::Serialize for BiasConfig {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $(BiasConfig::$variant(o) => config::serialize_variant(s, stringify!($variant), o),)*
+                }
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for BiasConfig {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct Read;
+                impl<'de> serde::de::Visitor<'de> for Read {
+                    type Value = BiasConfig;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("a bias family")
+                    }
+                    fn visit_enum<A: serde::de::EnumAccess<'de>>(
+                        self,
+                        data: A,
+                    ) -> Result<BiasConfig, A::Error> {
+                        let (variant, content) =
+                            data.variant_seed(config::VariantName(BiasConfig::VARIANTS))?;
+                        match variant {
+                            $(
+                                stringify!($variant) => {
+                                    config::read_options(content).map(BiasConfig::$variant)
+                                }
+                            )*
+                            _ => unreachable!("VariantName yields registered variants only"),
+                        }
+                    }
+                }
+                d.deserialize_enum("BiasConfig", BiasConfig::VARIANTS, Read)
+            }
+        }
+    };
+}
+pub(super) use families;
+
+impl BiasConfig {
     /// The options of AT5's or AT5-NoB's per-head MLPs; `None` for the other families.
     pub fn mlp_options(&self) -> Option<MlpOptions> {
-        match *self {
-            BiasConfig::At5 {
-                l1,
-                l2,
-                init_std,
-                dropout,
-                dropout_per_cell,
-                init,
-                ..
-            }
-            | BiasConfig::At5NoB {
-                l1,
-                l2,
-                init_std,
-                dropout,
-                dropout_per_cell,
-                init,
-            } => Some(MlpOptions {
-                l1,
-                l2,
-                init_std,
-                init,
-                dropout,
-                per_cell: dropout_per_cell,
-            }),
+        match self {
+            BiasConfig::At5(o) => Some(o.mlp()),
+            BiasConfig::At5NoB(o) => Some(o.mlp()),
             _ => None,
         }
     }
+}
 
-    /// Every problem with this family's options, without building it (the constructors run
-    /// the same checks): T5's bucket layout, AT5's slope range, the MLPs' widths, init and
-    /// dropout, FIRE's width.
-    pub fn validate(&self) -> Result<(), String> {
-        match self {
-            BiasConfig::T5 {
-                num_buckets,
-                max_distance,
-                bidirectional,
-            } => super::check_t5_config(*num_buckets, *max_distance, *bidirectional),
-            BiasConfig::At5 {
-                slope_min,
-                slope_max,
-                ..
-            } => {
-                super::at5::check_slopes(*slope_min, *slope_max)?;
-                self.mlp_options().map_or(Ok(()), |m| m.check("at5"))
-            }
-            BiasConfig::At5NoB { .. } => self.mlp_options().map_or(Ok(()), |m| m.check("at5-nob")),
-            BiasConfig::Fire { hidden } => super::fire::check_hidden(*hidden),
-            BiasConfig::None
-            | BiasConfig::Sinusoidal
-            | BiasConfig::T5NoB
-            | BiasConfig::Alibi
-            | BiasConfig::KerpleLog => Ok(()),
-        }
+fn stored_as_name<O: 'static>() -> bool {
+    TypeId::of::<O>() == TypeId::of::<NoOptions>()
+}
+
+/// Writes a family as the derived enum did before families were registered: a bare name when
+/// it has no options, a one-key map otherwise.
+pub(super) fn serialize_variant<S: Serializer, O: Serialize + 'static>(
+    s: S,
+    variant: &'static str,
+    options: &O,
+) -> Result<S::Ok, S::Error> {
+    let index = BiasConfig::VARIANTS
+        .iter()
+        .position(|v| *v == variant)
+        .expect("a registered variant") as u32;
+    if stored_as_name::<O>() {
+        s.serialize_unit_variant("BiasConfig", index, variant)
+    } else {
+        s.serialize_newtype_variant("BiasConfig", index, variant, options)
     }
+}
 
-    /// The command-line name of this family.
-    pub fn name(&self) -> &'static str {
-        match self {
-            BiasConfig::None => "none",
-            BiasConfig::Sinusoidal => "sinusoidal",
-            BiasConfig::T5 { .. } => "t5",
-            BiasConfig::T5NoB => "t5-nob",
-            BiasConfig::At5 { .. } => "at5",
-            BiasConfig::At5NoB { .. } => "at5-nob",
-            BiasConfig::Alibi => "alibi",
-            BiasConfig::KerpleLog => "kerple-log",
-            BiasConfig::Fire { .. } => "fire",
-        }
+/// Reads a family's options as the kind of variant [`serialize_variant`] wrote.
+pub(super) fn read_options<'de, A, O>(content: A) -> Result<O, A::Error>
+where
+    A: VariantAccess<'de>,
+    O: DeserializeOwned + Default + 'static,
+{
+    if stored_as_name::<O>() {
+        content.unit_variant().map(|()| O::default())
+    } else {
+        content.newtype_variant()
     }
+}
 
-    /// Whether the family has learnable parameters.
-    pub fn is_learned(&self) -> bool {
-        !matches!(
-            self,
-            BiasConfig::None | BiasConfig::Sinusoidal | BiasConfig::Alibi
-        )
+/// Reads a variant's name (or its index, in a format that writes indices), refusing names that
+/// are not registered.
+pub(super) struct VariantName(pub &'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for VariantName {
+    type Value = &'static str;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<&'static str, D::Error> {
+        d.deserialize_identifier(self)
+    }
+}
+
+impl Visitor<'_> for VariantName {
+    type Value = &'static str;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "one of {}", self.0.join(", "))
+    }
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<&'static str, E> {
+        self.0
+            .iter()
+            .find(|v| **v == name)
+            .copied()
+            .ok_or_else(|| E::unknown_variant(name, self.0))
+    }
+    fn visit_u64<E: de::Error>(self, index: u64) -> Result<&'static str, E> {
+        let found = usize::try_from(index).ok().and_then(|i| self.0.get(i));
+        found.copied().ok_or_else(|| {
+            E::invalid_value(
+                de::Unexpected::Unsigned(index),
+                &"a registered variant index",
+            )
+        })
     }
 }
 
@@ -221,7 +264,7 @@ impl BiasConfig {
 /// over the keys turns it into the prior of each query:
 ///
 /// ```
-/// use at5::position::{BiasConfig, PositionBias, build};
+/// use at5::position::{BiasConfig, NoOptions, PositionBias, build};
 /// use at5::{ParamStore, Tape};
 /// use rand::SeedableRng;
 ///
@@ -239,7 +282,7 @@ impl BiasConfig {
 /// };
 ///
 /// // ALiBi: the prior decays with distance, so it rises toward the query (the last key).
-/// let (row, slopes) = prior_of_last_query(&BiasConfig::Alibi);
+/// let (row, slopes) = prior_of_last_query(&BiasConfig::Alibi(NoOptions));
 /// assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
 /// assert!(row.windows(2).all(|w| w[0] < w[1]));
 /// assert!(slopes.is_none());
@@ -266,44 +309,5 @@ pub fn build<F: Float>(
     if max_len < 2 {
         return Err(format!("bias: max_len must be at least 2, got {max_len}"));
     }
-    Ok(match cfg {
-        BiasConfig::None => Box::new(super::NoBias),
-        BiasConfig::T5 {
-            num_buckets,
-            max_distance,
-            bidirectional,
-        } => Box::new(super::T5::new(
-            *num_buckets,
-            *max_distance,
-            *bidirectional,
-            heads,
-            store,
-            prefix,
-            rng,
-        )?),
-        BiasConfig::Sinusoidal => Box::new(super::Sinusoidal),
-        BiasConfig::T5NoB => Box::new(super::T5NoB::new(heads, max_len, store, prefix, rng)),
-        BiasConfig::At5 {
-            slope_min,
-            slope_max,
-            ..
-        } => {
-            let mlp = cfg.mlp_options().expect("AT5 has MLP options");
-            let slopes = (*slope_min, *slope_max);
-            Box::new(super::At5::new(
-                slopes, &mlp, heads, max_len, store, prefix, rng,
-            )?)
-        }
-        BiasConfig::At5NoB { .. } => {
-            let mlp = cfg.mlp_options().expect("AT5-NoB has MLP options");
-            Box::new(super::At5NoB::new(
-                &mlp, heads, max_len, store, prefix, rng,
-            )?)
-        }
-        BiasConfig::Alibi => Box::new(super::Alibi::new(heads)),
-        BiasConfig::KerpleLog => Box::new(super::KerpleLog::new(heads, store, prefix, rng)),
-        BiasConfig::Fire { hidden } => Box::new(super::Fire::new(
-            *hidden, heads, max_len, store, prefix, rng,
-        )?),
-    })
+    cfg.build_family(heads, max_len, store, prefix, rng)
 }

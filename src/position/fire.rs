@@ -2,12 +2,14 @@
 //!
 //! `b(i, j) = MLP(ψ(j - i) / (ψ(max(L_thr, i)) + 1e-6))`, `ψ(x) = ln(|c·x| + 1)`,
 //! `L_thr = |s·L0|`, as the paper's listing (the epsilon is added after the log).
+use super::config::Family;
 use super::{PositionBias, abs_offsets, gather_offsets};
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 const EPS: f64 = 1e-6;
@@ -117,6 +119,42 @@ impl Fire {
             return joined;
         }
         tape.embedding(joined, &back)
+    }
+}
+
+/// FIRE's options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FireOptions {
+    /// Width of the MLP's hidden layer (32 in the paper).
+    pub hidden: usize,
+}
+
+impl Default for FireOptions {
+    fn default() -> FireOptions {
+        FireOptions { hidden: 32 }
+    }
+}
+
+impl Family for Fire {
+    const NAME: &'static str = "fire";
+    const LEARNED: bool = true;
+    type Options = FireOptions;
+    fn validate(o: &FireOptions) -> Result<(), String> {
+        check_hidden(o.hidden)
+    }
+    fn param_count(o: &FireOptions, heads: usize, _len: usize) -> f64 {
+        let h = heads as f64;
+        2.0 * (o.hidden as f64 * (h + 2.0) + h) + 2.0
+    }
+    fn build<F: Float>(
+        o: &FireOptions,
+        heads: usize,
+        max_len: usize,
+        store: &mut ParamStore<F>,
+        prefix: &str,
+        rng: &mut StdRng,
+    ) -> Result<Fire, String> {
+        Fire::new(o.hidden, heads, max_len, store, prefix, rng)
     }
 }
 

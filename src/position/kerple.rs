@@ -1,4 +1,5 @@
 //! `kerple-log`: KERPLE's logarithmic kernel `-r1 ln(1 + r2 |n|)` (Chi et al. 2022).
+use super::config::{Family, NoOptions};
 use super::{PositionBias, abs_offsets, gather_offsets};
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
@@ -32,6 +33,25 @@ impl KerpleLog {
         };
         PositionBias::<F>::project(&k, store);
         k
+    }
+}
+
+impl Family for KerpleLog {
+    const NAME: &'static str = "kerple-log";
+    const LEARNED: bool = true;
+    type Options = NoOptions;
+    fn param_count(_: &NoOptions, heads: usize, _len: usize) -> f64 {
+        2.0 * heads as f64
+    }
+    fn build<F: Float>(
+        _: &NoOptions,
+        heads: usize,
+        _max_len: usize,
+        store: &mut ParamStore<F>,
+        prefix: &str,
+        rng: &mut StdRng,
+    ) -> Result<KerpleLog, String> {
+        Ok(KerpleLog::new(heads, store, prefix, rng))
     }
 }
 

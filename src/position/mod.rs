@@ -3,27 +3,30 @@
 //! Every family here produces a scalar `b_h(n)` per head for the relative offset
 //! `n = j - i` (key position minus query position), added to the attention scores; the
 //! sinusoidal baseline is the exception and adds an absolute encoding to the input instead.
-mod alibi;
-mod at5;
-mod at5_nob;
 mod config;
-mod fire;
-mod kerple;
-mod none;
-mod sinusoidal;
-mod t5;
-mod t5_nob;
 
-pub use alibi::{Alibi, alibi_slopes};
-pub use at5::{At5, MlpInit, MlpOptions, soft_bucket};
-pub use at5_nob::At5NoB;
-pub use config::{BiasConfig, FAMILIES, build};
-pub use fire::Fire;
-pub use kerple::{KERPLE_MIN, KerpleLog};
-pub use none::NoBias;
-pub use sinusoidal::{Sinusoidal, sinusoidal_encoding};
-pub use t5::{T5, check_t5_config, t5_bucket};
-pub use t5_nob::T5NoB;
+// The bias families: one line each (see `config::Family` for what a family's file declares).
+config::families! {
+    None: none::NoBias,
+    Sinusoidal: sinusoidal::Sinusoidal,
+    T5: t5::T5,
+    T5NoB: t5_nob::T5NoB,
+    At5: at5::At5,
+    At5NoB: at5_nob::At5NoB,
+    Alibi: alibi::Alibi,
+    KerpleLog: kerple::KerpleLog,
+    Fire: fire::Fire,
+}
+
+// `self::` because the crate is also called `at5`, and a doctest sees both.
+pub use self::alibi::alibi_slopes;
+pub use self::at5::{At5Options, MlpInit, MlpOptions, soft_bucket};
+pub use self::at5_nob::At5NoBOptions;
+pub use self::fire::FireOptions;
+pub use self::kerple::KERPLE_MIN;
+pub use self::sinusoidal::sinusoidal_encoding;
+pub use self::t5::{T5Options, check_t5_config, t5_bucket};
+pub use config::{Family, NoOptions, build};
 
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;

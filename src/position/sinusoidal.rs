@@ -1,8 +1,10 @@
 //! `sinusoidal`: Vaswani et al.'s absolute sine/cosine encoding, added to the input, no bias.
+use super::config::{Family, NoOptions};
 use super::PositionBias;
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
-use crate::params::{Bound, ParamId};
+use crate::params::{Bound, ParamId, ParamStore};
+use rand::rngs::StdRng;
 use crate::tensor::Tensor;
 use std::ops::Range;
 
@@ -44,5 +46,24 @@ impl<F: Float> PositionBias<F> for Sinusoidal {
     }
     fn param_ids(&self) -> Vec<ParamId> {
         Vec::new()
+    }
+}
+
+impl Family for Sinusoidal {
+    const NAME: &'static str = "sinusoidal";
+    const LEARNED: bool = false;
+    type Options = NoOptions;
+    fn param_count(_: &NoOptions, _heads: usize, _len: usize) -> f64 {
+        0.0
+    }
+    fn build<F: Float>(
+        _: &NoOptions,
+        _heads: usize,
+        _max_len: usize,
+        _: &mut ParamStore<F>,
+        _prefix: &str,
+        _: &mut StdRng,
+    ) -> Result<Sinusoidal, String> {
+        Ok(Sinusoidal)
     }
 }

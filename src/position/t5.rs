@@ -1,10 +1,12 @@
 //! `t5`: T5's fixed log-spaced buckets with one learned scalar per (bucket, head).
+use super::config::Family;
 use super::{PositionBias, offsets};
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
 use rand::rngs::StdRng;
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// Checks that a T5 bucket configuration gives in-range, monotone buckets.
@@ -139,6 +141,50 @@ impl T5 {
             .into_iter()
             .map(|n| bucket_of_checked(n, self.num_buckets, self.max_distance, self.bidirectional))
             .collect()
+    }
+}
+
+/// T5's bucket layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct T5Options {
+    /// Buckets over both directions together (32 in the paper).
+    pub num_buckets: usize,
+    /// Distance from which every offset shares the last bucket.
+    pub max_distance: usize,
+    /// Whether keys before and after the query get separate buckets (an encoder: yes).
+    pub bidirectional: bool,
+}
+
+impl Default for T5Options {
+    /// DESIGN §1: 32 buckets up to distance 128, both directions.
+    fn default() -> T5Options {
+        T5Options {
+            num_buckets: 32,
+            max_distance: 128,
+            bidirectional: true,
+        }
+    }
+}
+
+impl Family for T5 {
+    const NAME: &'static str = "t5";
+    const LEARNED: bool = true;
+    type Options = T5Options;
+    fn validate(o: &T5Options) -> Result<(), String> {
+        check_t5_config(o.num_buckets, o.max_distance, o.bidirectional)
+    }
+    fn param_count(o: &T5Options, heads: usize, _len: usize) -> f64 {
+        o.num_buckets as f64 * heads as f64
+    }
+    fn build<F: Float>(
+        o: &T5Options,
+        heads: usize,
+        _max_len: usize,
+        store: &mut ParamStore<F>,
+        prefix: &str,
+        rng: &mut StdRng,
+    ) -> Result<T5, String> {
+        T5::new(o.num_buckets, o.max_distance, o.bidirectional, heads, store, prefix, rng)
     }
 }
 

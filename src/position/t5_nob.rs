@@ -1,4 +1,5 @@
 //! `t5-nob`: T5 without bucketing, one learned scalar per (offset, head).
+use super::config::{Family, NoOptions};
 use super::{PositionBias, clamped_offset_rows, gather_offsets};
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
@@ -26,6 +27,26 @@ impl T5NoB {
         let init = Tensor::truncated_normal_from(&[2 * max_len - 1, heads], 0.02, rng);
         let table = store.add(&format!("{prefix}.table"), init);
         T5NoB { max_len, table }
+    }
+}
+
+impl Family for T5NoB {
+    const NAME: &'static str = "t5-nob";
+    const LEARNED: bool = true;
+    type Options = NoOptions;
+    /// `(2L - 1)·H`, estimated as `2L·H`.
+    fn param_count(_: &NoOptions, heads: usize, len: usize) -> f64 {
+        heads as f64 * 2.0 * len as f64
+    }
+    fn build<F: Float>(
+        _: &NoOptions,
+        heads: usize,
+        max_len: usize,
+        store: &mut ParamStore<F>,
+        prefix: &str,
+        rng: &mut StdRng,
+    ) -> Result<T5NoB, String> {
+        Ok(T5NoB::new(heads, max_len, store, prefix, rng))
     }
 }
 

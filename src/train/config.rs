@@ -1,12 +1,12 @@
-//! What a training run is: the task, the model, the optimiser and the budget, and the presets.
+//! What a training run is (the task, the model, the optimiser and the budget), and what a user
+//! asks for: a [`RunRequest`], which [`RunRequest::resolve`] turns into the run's config.
 use super::memory::{self, DataShape, Hints, MemoryEstimate};
-use crate::data::{
-    self, AddingConfig, LagKConfig, Process50Config, ReberConfig, TaskConfig, TaskData, TaskKind,
-};
+use super::preset::{Dial, Preset, pooling_for, preset_config};
+use crate::data::{self, TaskConfig, TaskData, TaskKind};
 use crate::nn::{BiasScope, Dropouts, InputKind, ModelConfig, OutputKind, PooledHead, Pooling};
-use crate::position::BiasConfig;
+use crate::position::{At5Options, BiasConfig, MlpInit};
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where the examples come from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -85,8 +85,8 @@ impl ModelSpec {
             head: self.head,
         };
         probe.validate()?;
-        if let BiasConfig::At5 { slope_min, .. } = self.bias
-            && slope_min <= 0.0
+        if let BiasConfig::At5(At5Options { slope_min, .. }) = &self.bias
+            && *slope_min <= 0.0
         {
             // alpha = relu(a) / L: a slope starting at or below 0 is a dead bucket (no position
             // information, no gradient), not a run of AT5.
@@ -255,159 +255,9 @@ impl TrainConfig {
     }
 }
 
-/// The paper's protocol, or a reduced one that runs in minutes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Preset {
-    /// The paper's sizes, epochs and learning rates (DESIGN §3).
-    Paper,
-    /// A small, fast-learning reduction that runs in minutes.
-    Quick,
-}
-
-impl Preset {
-    /// Parses `paper` or `quick`.
-    pub fn from_name(s: &str) -> Result<Preset, String> {
-        match s {
-            "paper" => Ok(Preset::Paper),
-            "quick" => Ok(Preset::Quick),
-            o => Err(format!("unknown preset `{o}`; expected paper or quick")),
-        }
-    }
-    /// `paper` or `quick`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Preset::Paper => "paper",
-            Preset::Quick => "quick",
-        }
-    }
-}
-
-/// The task's dial: Adding's T, lag-k's L and k.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Dial {
-    /// Adding's T, lag-k's L, or Process-50's length.
-    pub seq_len: Option<usize>,
-    /// Lag-k's k.
-    pub lag: Option<usize>,
-}
-
-/// The task config of a preset with the dial applied.
-pub fn task_config(kind: TaskKind, preset: Preset, dial: Dial) -> TaskConfig {
-    let paper = preset == Preset::Paper;
-    match kind {
-        TaskKind::Reber => TaskConfig::Reber(if paper {
-            ReberConfig::paper()
-        } else {
-            ReberConfig::quick()
-        }),
-        TaskKind::Process50 => {
-            let mut c = if paper {
-                Process50Config::paper()
-            } else {
-                Process50Config::quick()
-            };
-            if let Some(l) = dial.seq_len {
-                c.seq_len = l;
-            }
-            TaskConfig::Process50(c)
-        }
-        TaskKind::Adding => {
-            let mut c = if paper {
-                AddingConfig::paper()
-            } else {
-                AddingConfig::quick()
-            };
-            if let Some(t) = dial.seq_len {
-                c.seq_len = t;
-            }
-            TaskConfig::Adding(c)
-        }
-        TaskKind::LagK => {
-            let mut c = if paper {
-                LagKConfig::paper()
-            } else {
-                LagKConfig::quick()
-            };
-            if let Some(l) = dial.seq_len {
-                c.seq_len = l;
-            }
-            if let Some(k) = dial.lag {
-                c.lag = k;
-            }
-            TaskConfig::LagK(c)
-        }
-    }
-}
-
-/// The sequence length a task config produces (the T5 max_distance of the adding problem).
-pub fn task_length(cfg: &TaskConfig) -> usize {
-    match cfg {
-        TaskConfig::Reber(_) => 128,
-        TaskConfig::Process50(c) => c.seq_len,
-        TaskConfig::Adding(c) => c.seq_len,
-        TaskConfig::LagK(c) => c.seq_len,
-    }
-}
-
-/// A bias family with the options DESIGN §1/§3 give for this task, and AT5's MLP dropout:
-/// its rate, and whether it is drawn per grid cell.
-pub fn bias_for(
-    name: &str,
-    kind: TaskKind,
-    len: usize,
-    (mlp_dropout, per_cell): (f64, bool),
-) -> Result<BiasConfig, String> {
-    let mut b = BiasConfig::from_name(name)?;
-    match &mut b {
-        BiasConfig::T5 { max_distance, .. } => {
-            // 32 buckets; max_distance 128 on Reber/Process-50, the sequence length otherwise.
-            if matches!(kind, TaskKind::Adding | TaskKind::LagK) {
-                *max_distance = len.max(16);
-            }
-        }
-        BiasConfig::At5 {
-            slope_min,
-            slope_max,
-            l1,
-            l2,
-            dropout: d,
-            dropout_per_cell,
-            ..
-        } => {
-            if kind == TaskKind::Reber {
-                (*slope_min, *slope_max, *l1, *l2) = (0.1, 1.0, 100, 40);
-            }
-            (*d, *dropout_per_cell) = (mlp_dropout, per_cell);
-        }
-        BiasConfig::At5NoB {
-            l1,
-            l2,
-            dropout: d,
-            dropout_per_cell,
-            ..
-        } => {
-            if kind == TaskKind::Reber {
-                (*l1, *l2) = (100, 40);
-            }
-            (*d, *dropout_per_cell) = (mlp_dropout, per_cell);
-        }
-        _ => {}
-    }
-    Ok(b)
-}
-
-/// The pooling the paper uses for a task: the last slot, or the mean for Process-50 (whose
-/// label is a property of the whole sequence).
-pub fn pooling_for(kind: TaskKind) -> Pooling {
-    match kind {
-        TaskKind::Process50 => Pooling::Mean,
-        TaskKind::Reber | TaskKind::Adding | TaskKind::LagK => Pooling::Last,
-    }
-}
-
 /// A run's config from a JSON file: a `TrainConfig` itself, or a run record (its `config`
 /// replays the run). Validated; errors name the file.
-pub fn read_config(path: &std::path::Path) -> Result<TrainConfig, String> {
+pub fn read_config(path: &Path) -> Result<TrainConfig, String> {
     let shown = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
     let value: serde_json::Value =
@@ -423,93 +273,266 @@ pub fn read_config(path: &std::path::Path) -> Result<TrainConfig, String> {
     Ok(cfg)
 }
 
-/// The paper's protocol (DESIGN §3) for a task and bias, or the quick preset's reduction.
-pub fn preset_config(
-    kind: TaskKind,
-    bias: &str,
-    preset: Preset,
-    dial: Dial,
-    seed: u64,
-) -> Result<TrainConfig, String> {
-    let task = task_config(kind, preset, dial);
-    task.validate()?;
-    let dropout = match kind {
-        TaskKind::Adding => Dropouts {
-            input: 0.0,
-            hidden: 0.5,
-            attention: 0.5,
-        },
-        _ => Dropouts {
-            input: 0.4,
-            hidden: 0.1,
-            attention: 0.3,
-        },
-    };
-    let at5 = bias.starts_with("at5");
-    // The original scripts: AT5 trains 1000 epochs on Reber and 500 on Adding (T5 500 and 300).
-    let (lr, epochs) = match kind {
-        TaskKind::Reber => (5e-4, if at5 { 1000 } else { 500 }),
-        TaskKind::Process50 => (if at5 { 2e-4 } else { 1e-4 }, 100),
-        TaskKind::Adding => (1e-4, if at5 { 500 } else { 300 }),
-        TaskKind::LagK => (5e-4, 100),
-    };
-    // As the original code: AT5's MLP drops at the input rate, 0.4, on every task (Adding
-    // included, where the inputs themselves are not dropped), per grid cell; the pooled vector
-    // drops at the input rate, and on Adding neither drops nor is normalised.
-    let paper_mlp = (0.4, true);
-    let paper_head = if kind == TaskKind::Adding {
-        PooledHead {
-            dropout: Some(0.0),
-            norm: false,
+/// What one run asks for: a task, a bias family and a preset, and only the settings that differ
+/// from the preset's protocol (`None`: the preset's). Each field is the `train` flag of the
+/// same name, and errors name it that way.
+///
+/// [`RunRequest::resolve`] is the one place a setting is applied: the preset's protocol for the
+/// task and family, then each given setting, then the checks. A setting travels downward only:
+/// from the request into the config, and from the config into the family or layer that reads
+/// it (`num_buckets`: here → [`crate::position::T5Options`] → `T5::new` → `t5_bucket`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRequest {
+    /// The task.
+    pub task: TaskKind,
+    /// The bias family's name (`t5`, `at5`, ...).
+    pub bias: String,
+    /// The protocol every unset setting comes from.
+    pub preset: Preset,
+    /// Seeds initialisation, shuffling and dropout.
+    pub seed: u64,
+    /// Adding's T, lag-k's L, Process-50's length.
+    pub seq_len: Option<usize>,
+    /// Lag-k's k.
+    pub lag: Option<usize>,
+    /// The generated data's seed.
+    pub data_seed: Option<u64>,
+    /// Train on the files in this directory instead of generated data.
+    pub data_dir: Option<PathBuf>,
+    /// Model width D.
+    pub d_model: Option<usize>,
+    /// Attention heads H.
+    pub heads: Option<usize>,
+    /// Feed-forward width (2·D when D is given and this is not).
+    pub ffn: Option<usize>,
+    /// Encoder layers.
+    pub layers: Option<usize>,
+    /// Which layers receive the bias.
+    pub bias_scope: Option<BiasScope>,
+    /// Dropout on the input embeddings (and inside AT5's MLPs).
+    pub dropout_input: Option<f64>,
+    /// Dropout after attention and the feed-forward block.
+    pub dropout_hidden: Option<f64>,
+    /// Dropout on the attention probabilities.
+    pub dropout_attention: Option<f64>,
+    /// T5: number of buckets.
+    pub num_buckets: Option<usize>,
+    /// T5: distance where the last bucket starts.
+    pub max_distance: Option<usize>,
+    /// AT5: lower end of the slopes' init range.
+    pub slope_min: Option<f64>,
+    /// AT5: upper end of the slopes' init range.
+    pub slope_max: Option<f64>,
+    /// AT5 / AT5-NoB: the MLP's first width.
+    pub l1: Option<usize>,
+    /// AT5 / AT5-NoB: the MLP's second width.
+    pub l2: Option<usize>,
+    /// AT5 / AT5-NoB: the paper init's std.
+    pub init_std: Option<f64>,
+    /// AT5 / AT5-NoB: the MLP's dropout drawn per grid cell (`--at5-dropout-mask cell`).
+    pub at5_dropout_per_cell: Option<bool>,
+    /// AT5 / AT5-NoB: how the MLP starts.
+    pub at5_init: Option<MlpInit>,
+    /// Examples per optimizer step.
+    pub batch: Option<usize>,
+    /// Adam learning rate.
+    pub lr: Option<f64>,
+    /// Training epochs.
+    pub epochs: Option<usize>,
+    /// Stop after this many epochs without a dev improvement.
+    pub patience: Option<usize>,
+    /// Compute every row of the last block (`--no-prune`).
+    pub whole_graph: bool,
+}
+
+impl RunRequest {
+    /// The preset's run of `bias` on `task` with `seed`, nothing changed.
+    pub fn new(task: TaskKind, bias: &str, preset: Preset, seed: u64) -> RunRequest {
+        RunRequest {
+            task,
+            bias: bias.to_string(),
+            preset,
+            seed,
+            seq_len: None,
+            lag: None,
+            data_seed: None,
+            data_dir: None,
+            d_model: None,
+            heads: None,
+            ffn: None,
+            layers: None,
+            bias_scope: None,
+            dropout_input: None,
+            dropout_hidden: None,
+            dropout_attention: None,
+            num_buckets: None,
+            max_distance: None,
+            slope_min: None,
+            slope_max: None,
+            l1: None,
+            l2: None,
+            init_std: None,
+            at5_dropout_per_cell: None,
+            at5_init: None,
+            batch: None,
+            lr: None,
+            epochs: None,
+            patience: None,
+            whole_graph: false,
         }
-    } else {
-        PooledHead {
-            dropout: Some(dropout.input),
-            norm: true,
+    }
+
+    /// The run's config: the preset's protocol for the task and family, every given setting
+    /// applied, checked once. A setting the task, data source or family would ignore is an
+    /// error naming it.
+    pub fn resolve(&self) -> Result<TrainConfig, String> {
+        let family = BiasConfig::from_name(&self.bias)?;
+        self.check_applicable(&family)?;
+        if let Some(l) = self.seq_len
+            && l < 2
+        {
+            return Err(format!("--seq-len must be at least 2, got {l}"));
         }
-    };
-    let (d_model, heads, lr, epochs, dropout, mlp, head) = match preset {
-        Preset::Paper => (256, 8, lr, epochs, dropout, paper_mlp, paper_head),
-        // Small, fast-learning and unregularised: a few hundred steps instead of thousands.
-        // Epochs: where the paper's methods have separated at D = 32 on 2 cores (AT5 finds
-        // Reber's offset near epoch 27; Adding-100 leaves the constant predictor after about
-        // 20 epochs at lr 3e-3), within the 15-minute budget of `reproduce --preset quick`.
-        Preset::Quick => (
-            32,
-            4,
-            if kind == TaskKind::Adding { 3e-3 } else { 2e-3 },
-            match kind {
-                TaskKind::Reber => 35,
-                TaskKind::Process50 => 40,
-                TaskKind::Adding => 30,
-                TaskKind::LagK => 20,
-            },
-            Dropouts::NONE,
-            (0.0, false),
-            PooledHead::default(),
-        ),
-    };
-    let len = task_length(&task);
-    Ok(TrainConfig {
-        model: ModelSpec {
-            d_model,
-            heads,
-            ffn: 2 * d_model,
-            layers: 1,
-            bias: bias_for(bias, kind, len, mlp)?,
-            bias_scope: BiasScope::Shared,
-            dropout,
-            head,
-        },
-        task: TaskSource::Generated {
-            config: task,
-            seed: 2021,
-        },
-        lr,
-        batch: 64,
-        epochs,
-        seed,
-        patience: None,
-        whole_graph: false,
-    })
+        let dial = Dial {
+            seq_len: self.seq_len,
+            lag: self.lag,
+        };
+        let mut c = preset_config(self.task, &self.bias, self.preset, dial, self.seed)?;
+        if let (TaskSource::Generated { seed, .. }, Some(s)) = (&mut c.task, self.data_seed) {
+            *seed = s;
+        }
+        if let Some(dir) = &self.data_dir {
+            if !dir.is_dir() {
+                return Err(format!("--data-dir {}: no such directory", dir.display()));
+            }
+            // Absolute, so the run's checkpoint resumes from any working directory.
+            let dir = std::path::absolute(dir)
+                .map_err(|e| format!("--data-dir {}: {e}", dir.display()))?;
+            c.task = TaskSource::Files {
+                dir,
+                kind: self.task,
+            };
+        }
+        let m = &mut c.model;
+        set(&mut m.d_model, self.d_model);
+        set(&mut m.heads, self.heads);
+        set(&mut m.ffn, self.ffn.or(self.d_model.map(|d| 2 * d)));
+        set(&mut m.layers, self.layers);
+        set(&mut m.bias_scope, self.bias_scope);
+        set(&mut m.dropout.input, self.dropout_input);
+        set(&mut m.dropout.hidden, self.dropout_hidden);
+        set(&mut m.dropout.attention, self.dropout_attention);
+        if self.at5_init == Some(MlpInit::Alive) && self.init_std.is_some() {
+            return Err(
+                "--init-std sets the paper init's std; drop it with --at5-init alive".into(),
+            );
+        }
+        match &mut m.bias {
+            BiasConfig::T5(o) => {
+                set(&mut o.num_buckets, self.num_buckets);
+                set(&mut o.max_distance, self.max_distance);
+            }
+            BiasConfig::At5(o) => {
+                set(&mut o.slope_min, self.slope_min);
+                set(&mut o.slope_max, self.slope_max);
+                set(&mut o.l1, self.l1);
+                set(&mut o.l2, self.l2);
+                set(&mut o.init_std, self.init_std);
+                // The MLP's dropout is the input-dropout rate (DESIGN §1): a given rate moves it.
+                set(&mut o.dropout, self.dropout_input);
+                set(&mut o.dropout_per_cell, self.at5_dropout_per_cell);
+                set(&mut o.init, self.at5_init);
+            }
+            BiasConfig::At5NoB(o) => {
+                set(&mut o.l1, self.l1);
+                set(&mut o.l2, self.l2);
+                set(&mut o.init_std, self.init_std);
+                set(&mut o.dropout, self.dropout_input);
+                set(&mut o.dropout_per_cell, self.at5_dropout_per_cell);
+                set(&mut o.init, self.at5_init);
+            }
+            _ => {}
+        }
+        set(&mut c.batch, self.batch);
+        set(&mut c.lr, self.lr);
+        set(&mut c.epochs, self.epochs);
+        if self.patience.is_some() {
+            c.patience = self.patience;
+        }
+        c.whole_graph = self.whole_graph;
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Refuses settings this task, data source or bias family would silently ignore, so a run
+    /// is never quietly other than what was asked.
+    fn check_applicable(&self, family: &BiasConfig) -> Result<(), String> {
+        let drop = |flag: &str, why: String| Err(format!("--{flag} {why}; drop it"));
+        let kind = self.task;
+        if self.data_dir.is_some() {
+            for (flag, given) in [
+                ("seq-len", self.seq_len.is_some()),
+                ("lag", self.lag.is_some()),
+                ("data-seed", self.data_seed.is_some()),
+            ] {
+                if given {
+                    return drop(
+                        flag,
+                        "does not apply with --data-dir (the files are the data)".into(),
+                    );
+                }
+            }
+        }
+        if self.seq_len.is_some() && kind == TaskKind::Reber {
+            return drop(
+                "seq-len",
+                "does not apply to reber (the grammar decides its lengths)".into(),
+            );
+        }
+        if self.lag.is_some() && kind != TaskKind::LagK {
+            return drop("lag", format!("applies to lagk only, not {}", kind.name()));
+        }
+        let name = family.name();
+        let options: [(&str, bool, &[&str]); 9] = [
+            ("num-buckets", self.num_buckets.is_some(), &["t5"]),
+            ("max-distance", self.max_distance.is_some(), &["t5"]),
+            ("slope-min", self.slope_min.is_some(), &["at5"]),
+            ("slope-max", self.slope_max.is_some(), &["at5"]),
+            ("l1", self.l1.is_some(), &["at5", "at5-nob"]),
+            ("l2", self.l2.is_some(), &["at5", "at5-nob"]),
+            ("init-std", self.init_std.is_some(), &["at5", "at5-nob"]),
+            (
+                "at5-dropout-mask",
+                self.at5_dropout_per_cell.is_some(),
+                &["at5", "at5-nob"],
+            ),
+            ("at5-init", self.at5_init.is_some(), &["at5", "at5-nob"]),
+        ];
+        for (flag, given, families) in options {
+            if given && !families.contains(&name) {
+                return drop(
+                    flag,
+                    format!(
+                        "is an option of --bias {}, not {name}",
+                        families.join(" or ")
+                    ),
+                );
+            }
+        }
+        if self.bias_scope.is_some()
+            && matches!(family, BiasConfig::None(_) | BiasConfig::Sinusoidal(_))
+        {
+            return drop(
+                "bias-scope",
+                format!("has no effect with --bias {name} (no attention bias)"),
+            );
+        }
+        Ok(())
+    }
+}
+
+fn set<T>(slot: &mut T, v: Option<T>) {
+    if let Some(v) = v {
+        *slot = v;
+    }
 }

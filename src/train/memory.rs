@@ -93,7 +93,7 @@ impl DataShape {
             positions: examples as f64 * len as f64,
             training_nums: nums,
             eval_examples: dv.max(te),
-            pooling: super::config::pooling_for(cfg.kind()),
+            pooling: super::preset::pooling_for(cfg.kind()),
         }
     }
 
@@ -112,7 +112,7 @@ impl DataShape {
             positions: all().map(|e| e.input.len() as f64).sum(),
             training_nums: d.training_nums,
             eval_examples: d.dev.len().max(d.test.len()),
-            pooling: super::config::pooling_for(d.kind),
+            pooling: super::preset::pooling_for(d.kind),
         }
     }
 }
@@ -141,21 +141,7 @@ impl MemoryEstimate {
 
 /// Trainable scalars of the bias of one layer at length `l`.
 pub fn bias_params(bias: &BiasConfig, heads: usize, l: usize) -> f64 {
-    let (h, l) = (heads as f64, l as f64);
-    let mlp = |l1: usize, l2: usize| {
-        let (a, b) = (l1 as f64, l2 as f64);
-        // Two directions per head: 1 → l1 → l2 → 1 with biases.
-        2.0 * h * (2.0 * a + a * b + 2.0 * b + 1.0)
-    };
-    match *bias {
-        BiasConfig::None | BiasConfig::Sinusoidal | BiasConfig::Alibi => 0.0,
-        BiasConfig::T5 { num_buckets, .. } => num_buckets as f64 * h,
-        BiasConfig::T5NoB => h * 2.0 * l,
-        BiasConfig::At5 { l1, l2, .. } => 2.0 * h + mlp(l1, l2),
-        BiasConfig::At5NoB { l1, l2, .. } => h * 2.0 * l + mlp(l1, l2),
-        BiasConfig::KerpleLog => 2.0 * h,
-        BiasConfig::Fire { hidden } => 2.0 * (hidden as f64 * (h + 2.0) + h) + 2.0,
-    }
+    bias.param_count(heads, l)
 }
 
 /// The memory `config`'s run needs on data of `shape`.

@@ -8,18 +8,17 @@ mod diagnostics;
 mod fingerprint;
 pub mod memory;
 mod metrics;
+mod preset;
 mod prior;
 mod record;
 mod trainer;
 
 pub use batch::make_batch;
-pub use config::{
-    Dial, ModelSpec, Preset, TaskSource, TrainConfig, bias_for, pooling_for, preset_config,
-    read_config, task_config, task_length,
-};
+pub use config::{ModelSpec, RunRequest, TaskSource, TrainConfig, read_config};
 pub use diagnostics::{BiasDiagnostics, GradNorms, diagnose};
 pub use fingerprint::DataFingerprint;
 pub use metrics::{EVAL_BATCH, Metrics, argmax, evaluate};
+pub use preset::{Dial, Preset, bias_for, pooling_for, preset_config, task_config, task_length};
 pub use prior::{
     HeadSummary, PriorReport, compare_priors, pooled_query, prior_by_epoch, prior_report,
     prior_series,

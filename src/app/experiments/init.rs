@@ -273,18 +273,11 @@ pub fn gradients_at_init(
     cfg.model.d_model = 64;
     cfg.model.ffn = 128;
     cfg.model.heads = 4;
-    if let BiasConfig::At5 {
-        l1: a,
-        l2: b,
-        init_std,
-        init,
-        ..
-    } = &mut cfg.model.bias
-    {
-        (*a, *b) = (l1, l2);
+    if let BiasConfig::At5(o) = &mut cfg.model.bias {
+        (o.l1, o.l2) = (l1, l2);
         match std {
-            Some(s) => *init_std = s,
-            None => *init = MlpInit::Alive,
+            Some(s) => o.init_std = s,
+            None => o.init = MlpInit::Alive,
         }
     }
     cfg.validate()?;
