@@ -59,7 +59,7 @@ fn main() {
         usage_error("--seeds must be at least 1");
     }
     let biases = at5::cli::family_list(Some(&cli.biases), at5::position::FAMILIES);
-    let plan = range::plan(&dials, (&biases, cli.seeds), preset, cli.lag_len, &[]);
+    let plan = range::plan(&dials, (&biases, cli.seeds), preset, cli.lag_len);
     sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
         range::report(root, plan, recs)
     });

@@ -12,9 +12,9 @@ rustup target list --installed | grep -qx wasm32-unknown-unknown ||
 if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $version" ]; then
     cargo install wasm-bindgen-cli --version "$version"
 fi
-# .cargo/config.toml tunes native builds for the build machine's CPU; the browser has no such
-# CPU, so the wasm build takes no rustflags from it. The library has a portable path for every
-# kernel and runs single-threaded there (rayon falls back to the calling thread).
+# No rustflags: a RUSTFLAGS="-C target-cpu=native" set for native builds means nothing to the
+# browser. The library has a portable path for every kernel and runs single-threaded there
+# (rayon falls back to the calling thread).
 # cdylib is asked for here, not in Cargo.toml, so the native build makes no extra library.
 RUSTFLAGS="" cargo rustc --release --lib --target wasm32-unknown-unknown \
     --features playground --crate-type cdylib

@@ -147,7 +147,7 @@ fn a_committed_quick_record_is_still_recognised_as_finished() {
     let plan = at5::experiments::reproduce::plan(Preset::Paper, 5, &biases);
     for id in ["adding-100-at5-s1", "adding-100-at5-s5"] {
         let spec = plan.specs.iter().find(|s| s.id == id).unwrap();
-        let cfg = spec.args().unwrap().to_config().unwrap();
+        let cfg = spec.config().unwrap();
         assert!(
             at5::sweep::finished_in(&spec.dir(root), &cfg).is_some(),
             "{id} is no longer recognised as finished"
@@ -167,7 +167,7 @@ fn the_study_plan_pairs_each_init_on_the_same_runs() {
     let p = plan(Preset::Quick, 5, 60);
     assert_eq!(p.specs.len(), 4 * 3 * 5);
     for s in &p.specs {
-        let cfg = s.args().unwrap().to_config().unwrap();
+        let cfg = s.config().unwrap();
         let BiasConfig::At5(At5Options { init, .. }) = cfg.model.bias else {
             assert_eq!(
                 s.bias, "t5",

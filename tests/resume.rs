@@ -93,13 +93,15 @@ fn a_relative_data_dir_resumes_elsewhere_and_edited_files_are_refused() {
 fn checkpoints_without_a_fingerprint_still_resume() {
     // Written by `train` before checkpoints held a data fingerprint (format AT5CKPT1), by each
     // of its four layouts (see checkpoint_v1.rs), all with the flags below.
-    let flags = ["--task", "lagk", "--seq-len", "8", "--lag", "2"];
-    let extra: Vec<String> = "--d-model 8 --heads 2 --ffn 8 --epochs 1"
-        .split(' ')
-        .map(String::from)
-        .collect();
-    let spec = at5::sweep::RunSpec::new("lagk", "at5", 1, &flags, &extra);
-    let config = spec.args().unwrap().to_config().unwrap();
+    let flags: Vec<String> =
+        "--task lagk --seq-len 8 --lag 2 --bias at5 --seed 1 --d-model 8 --heads 2 --ffn 8 --epochs 1"
+            .split(' ')
+            .map(String::from)
+            .collect();
+    let config = at5::cli::parse_run_flags(&flags)
+        .unwrap()
+        .resolve()
+        .unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoint-v1");
     for layout in ["L0", "L1", "L2", "L3"] {
         let dir = tmp(&format!("v1-{layout}"));

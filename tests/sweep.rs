@@ -1,19 +1,29 @@
 //! Sweeps that survive: finished runs are skipped, emitted jobs name only unfinished runs, and
 //! merge rebuilds the report from the result files.
+use at5::data::TaskKind;
 use at5::experiments::reproduce;
 use at5::sweep::{self, Plan, RunSpec, SweepEvent};
-use at5::train::RunRecord;
+use at5::train::{Dial, Preset, RunRecord, RunRequest};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// A run at tiny sizes: D = 8, 2 heads, one epoch.
+fn tiny(task: TaskKind, dial: Dial, bias: &str, seed: u64) -> RunRequest {
+    RunRequest {
+        d_model: Some(8),
+        heads: Some(2),
+        epochs: Some(1),
+        ..RunRequest::new(task, bias, Preset::Quick, seed).with_dial(dial)
+    }
+}
+
 fn tiny_plan() -> Plan {
-    let task = ["--task", "lagk", "--seq-len", "8", "--lag", "2"];
-    let extra: Vec<String> = "--d-model 8 --heads 2 --epochs 1"
-        .split(' ')
-        .map(String::from)
-        .collect();
+    let dial = Dial {
+        seq_len: Some(8),
+        lag: Some(2),
+    };
     let specs = ["t5", "at5"]
         .iter()
-        .map(|b| RunSpec::new("lagk-tiny", b, 1, &task, &extra))
+        .map(|b| RunSpec::new("lagk-tiny", tiny(TaskKind::LagK, dial, b, 1)))
         .collect();
     Plan {
         experiment: "reproduce".into(),
@@ -76,14 +86,14 @@ fn finished_runs_are_skipped_and_emitted_jobs_cover_the_rest() {
 #[test]
 fn a_typo_in_a_spec_fails_before_any_run() {
     let mut plan = tiny_plan();
-    plan.specs[1].flags.push("--ffn".into());
-    plan.specs[1].flags.push("0".into());
+    plan.specs[1].run.ffn = Some(0);
     let e = sweep::validate(&plan.specs).unwrap_err();
     assert!(e.contains("ffn"), "{e}");
-    plan.specs[0].flags.push("--bogus".into());
-    let e = sweep::validate(&plan.specs).unwrap_err();
+    // A flag `train` does not know, given to every run (`--train-flags`), is refused as it is
+    // added, naming the first run.
+    let e = sweep::add_flags(&mut plan, "--bogus").unwrap_err();
     assert!(
-        e.contains("lagk-tiny-t5-s1") && e.lines().count() == 1,
+        e.contains("lagk-tiny-t5-s1") && e.contains("--bogus") && e.lines().count() == 1,
         "{e}"
     );
 }
@@ -106,7 +116,7 @@ fn records_written_before_the_reliability_checks_are_still_finished() {
             std::env::temp_dir().join(format!("at5-sweep-old-{}-{experiment}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         for spec in &plan.specs {
-            let cfg = spec.args().unwrap().to_config().unwrap();
+            let cfg = spec.config().unwrap();
             let i = parsed
                 .iter()
                 .position(|r| r.config == cfg)
@@ -132,25 +142,19 @@ fn records_written_before_the_reliability_checks_are_still_finished() {
 fn records_of_the_earlier_config_format_are_still_finished() {
     let root = std::env::temp_dir().join(format!("at5-sweep-v1-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
-    let tiny = |s: &str| -> Vec<String> { s.split(' ').map(String::from).collect() };
+    let lag = Dial {
+        seq_len: Some(8),
+        lag: Some(2),
+    };
     let specs = [
         (
-            RunSpec::new(
-                "lagk-tiny",
-                "at5",
-                1,
-                &["--task", "lagk", "--seq-len", "8", "--lag", "2"],
-                &tiny("--d-model 8 --heads 2 --epochs 1"),
-            ),
+            RunSpec::new("lagk-tiny", tiny(TaskKind::LagK, lag, "at5", 1)),
             "lagk-at5.json",
         ),
         (
             RunSpec::new(
                 "adding-tiny",
-                "t5",
-                2,
-                &["--task", "adding", "--seq-len", "20"],
-                &tiny("--d-model 8 --heads 2 --epochs 1"),
+                tiny(TaskKind::Adding, Dial::length(20), "t5", 2),
             ),
             "adding-t5.json",
         ),
@@ -193,12 +197,9 @@ fn emitted_job_lines_parse_back_to_the_planned_configs() {
         let text = std::fs::read_to_string(&file).unwrap();
         assert_eq!(text.lines().count(), plan.specs.len());
         for (line, spec) in text.lines().zip(&plan.specs) {
-            let back = RunSpec {
-                flags: job_flags(line),
-                ..spec.clone()
-            };
-            let (a, b) = (back.args().unwrap(), spec.args().unwrap());
-            assert_eq!(a.to_config().unwrap(), b.to_config().unwrap(), "{line}");
+            let back = at5::cli::parse_run_flags(&job_flags(line)).unwrap();
+            assert_eq!(back, spec.run, "{line}");
+            assert_eq!(back.resolve().unwrap(), spec.config().unwrap(), "{line}");
             assert!(line.contains(&format!("runs/{} ", spec.id)), "{line}");
         }
     }
@@ -225,12 +226,9 @@ fn the_committed_paper_job_list_is_its_plan() {
             .iter()
             .find(|s| s.id == id)
             .unwrap_or_else(|| panic!("{id}"));
-        let back = RunSpec {
-            flags: job_flags(line),
-            ..spec.clone()
-        };
-        let (a, b) = (back.args().unwrap(), spec.args().unwrap());
-        assert_eq!(a.to_config().unwrap(), b.to_config().unwrap(), "{line}");
+        let back = at5::cli::parse_run_flags(&job_flags(line)).unwrap();
+        assert_eq!(back, spec.run, "{line}");
+        assert_eq!(back.resolve().unwrap(), spec.config().unwrap(), "{line}");
         seen += 1;
     }
     assert_eq!(seen, plan.specs.len(), "one job per planned run");

@@ -282,6 +282,85 @@ impl RunArgs {
     }
 }
 
+/// Parses `train`'s run flags (without the program name) into the run they ask for: how a
+/// plan file's or a job line's flags are read back.
+pub fn parse_run_flags(flags: &[String]) -> Result<RunRequest, String> {
+    #[derive(clap::Parser)]
+    #[command(name = "train")]
+    struct Flags {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+    let argv = std::iter::once("train".to_string()).chain(flags.iter().cloned());
+    let parsed = <Flags as clap::Parser>::try_parse_from(argv).map_err(|e| {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or("");
+        first.trim_start_matches("error: ").to_string()
+    })?;
+    parsed.run.to_request()
+}
+
+/// The `train` flags that ask for `run`, the inverse of [`parse_run_flags`]: the task, its
+/// dial, the family and the seed, the preset, then every other given setting in the order
+/// `train --help` lists them.
+pub fn run_flags(run: &RunRequest) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut flag = |name: &str, value: Option<String>| {
+        if let Some(v) = value {
+            out.push(format!("--{name}"));
+            out.push(v);
+        }
+    };
+    let text = |v: Option<usize>| v.map(|v| v.to_string());
+    let real = |v: Option<f64>| v.map(|v| v.to_string());
+    flag("task", Some(run.task.name().to_string()));
+    flag("seq-len", text(run.seq_len));
+    flag("lag", text(run.lag));
+    flag("bias", Some(run.bias.clone()));
+    flag("seed", Some(run.seed.to_string()));
+    flag("preset", Some(run.preset.name().to_string()));
+    flag("d-model", text(run.d_model));
+    flag("heads", text(run.heads));
+    flag("ffn", text(run.ffn));
+    flag("layers", text(run.layers));
+    flag("batch", text(run.batch));
+    flag("lr", real(run.lr));
+    flag("epochs", text(run.epochs));
+    flag("data-seed", run.data_seed.map(|s| s.to_string()));
+    flag(
+        "data-dir",
+        run.data_dir
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned()),
+    );
+    flag("patience", text(run.patience));
+    let scope = run.bias_scope.map(|s| match s {
+        BiasScope::Shared => "shared",
+        BiasScope::FirstLayer => "first",
+        BiasScope::PerLayer => "per-layer",
+    });
+    flag("bias-scope", scope.map(String::from));
+    flag("dropout-input", real(run.dropout_input));
+    flag("dropout-hidden", real(run.dropout_hidden));
+    flag("dropout-attention", real(run.dropout_attention));
+    flag("num-buckets", text(run.num_buckets));
+    flag("max-distance", text(run.max_distance));
+    flag("slope-min", real(run.slope_min));
+    flag("slope-max", real(run.slope_max));
+    flag("l1", text(run.l1));
+    flag("l2", text(run.l2));
+    flag("init-std", real(run.init_std));
+    let mask = run
+        .at5_dropout_per_cell
+        .map(|cell| if cell { "cell" } else { "offset" });
+    flag("at5-dropout-mask", mask.map(String::from));
+    flag("at5-init", run.at5_init.map(|i| i.name().to_string()));
+    if run.whole_graph {
+        out.push("--no-prune".into());
+    }
+    out
+}
+
 /// The long names of the run flags given on the command line (not those left at a default),
 /// so a binary can refuse flags that would be ignored, e.g. model flags with `--resume`.
 pub fn run_flags_given(matches: &clap::ArgMatches) -> Vec<String> {

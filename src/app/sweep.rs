@@ -1,74 +1,103 @@
 //! Many runs that scale and survive: one result directory per run, written atomically, skipped
 //! when a valid result exists; N at once locally, or emitted as commands for a cluster.
-use crate::cli::RunArgs;
+use crate::cli::{parse_run_flags, run_flags};
 use crate::report::{read_json, write_atomic, write_json};
-use crate::train::{self, Event, RECORD, RunRecord, Trainer};
-use clap::Parser;
+use crate::train::{self, Event, RECORD, RunRecord, RunRequest, TrainConfig, Trainer};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// One run of a sweep: a file-safe id, how to label it, and the `train` flags that define it.
+/// One run of a sweep: a file-safe id, how to label it, and the run it asks for as typed
+/// settings. Written to a plan as the `train` flags that make the run (rendered and parsed
+/// back by [`crate::cli`], the same code a job line goes through).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "StoredSpec", try_from = "StoredSpec")]
 pub struct RunSpec {
     /// A file-safe id, `{group}-{bias}-s{seed}`, also the run's directory name.
     pub id: String,
     /// The row it belongs to (e.g. `adding-100`) and its column (the bias family).
     pub group: String,
-    /// The bias family.
+    /// The column it belongs to: the bias family, or a label for a variant of one.
     pub bias: String,
     /// The training seed.
     pub seed: u64,
-    /// The `train` flags that define the run.
-    pub flags: Vec<String>,
+    /// The run.
+    pub run: RunRequest,
 }
 
-/// Parses `train`-style flags, so an in-process run and an emitted command are the same run.
-#[derive(Parser, Debug)]
-#[command(name = "train")]
-struct Flags {
-    #[command(flatten)]
-    run: RunArgs,
+/// A [`RunSpec`] as plan files hold it: the run as `train` flags.
+#[derive(Clone, Serialize, Deserialize)]
+struct StoredSpec {
+    id: String,
+    group: String,
+    bias: String,
+    seed: u64,
+    flags: Vec<String>,
+}
+
+impl From<RunSpec> for StoredSpec {
+    fn from(s: RunSpec) -> StoredSpec {
+        StoredSpec {
+            flags: run_flags(&s.run),
+            id: s.id,
+            group: s.group,
+            bias: s.bias,
+            seed: s.seed,
+        }
+    }
+}
+
+impl TryFrom<StoredSpec> for RunSpec {
+    type Error = String;
+    fn try_from(s: StoredSpec) -> Result<RunSpec, String> {
+        let run = parse_run_flags(&s.flags).map_err(|e| format!("run {}: {e}", s.id))?;
+        Ok(RunSpec {
+            id: s.id,
+            group: s.group,
+            bias: s.bias,
+            seed: s.seed,
+            run,
+        })
+    }
 }
 
 impl RunSpec {
-    /// A run of `bias` with `seed` in row `group`: the task's flags, then the bias and seed, then
-    /// `extra` flags.
-    pub fn new(group: &str, bias: &str, seed: u64, task_flags: &[&str], extra: &[String]) -> Self {
-        let mut flags: Vec<String> = task_flags.iter().map(|s| s.to_string()).collect();
-        flags.extend([
-            "--bias".into(),
-            bias.into(),
-            "--seed".into(),
-            seed.to_string(),
-        ]);
-        flags.extend(extra.iter().cloned());
+    /// The run `run` in row `group`, in the column of its family.
+    pub fn new(group: &str, run: RunRequest) -> Self {
         RunSpec {
-            id: format!("{group}-{bias}-s{seed}"),
+            id: format!("{group}-{}-s{}", run.bias, run.seed),
             group: group.into(),
-            bias: bias.into(),
-            seed,
-            flags,
+            bias: run.bias.clone(),
+            seed: run.seed,
+            run,
         }
     }
-    /// The run's flags parsed as `train` would parse them.
-    pub fn args(&self) -> Result<RunArgs, String> {
-        let argv = std::iter::once("train".to_string()).chain(self.flags.iter().cloned());
-        Flags::try_parse_from(argv).map(|f| f.run).map_err(|e| {
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ");
-            format!("run {}: {first}", self.id)
-        })
+    /// The run's config, or what is wrong with it, naming the run.
+    pub fn config(&self) -> Result<TrainConfig, String> {
+        self.run
+            .resolve()
+            .map_err(|e| format!("run {}: {e}", self.id))
+    }
+    /// The `train` flags that make the run.
+    pub fn flags(&self) -> Vec<String> {
+        run_flags(&self.run)
     }
     /// Where the run's checkpoint and record go under `root`.
     pub fn dir(&self, root: &Path) -> PathBuf {
         root.join("runs").join(&self.id)
     }
+}
+
+/// Adds `train` flags (as `--train-flags` gives them) to every run of `plan`; a flag `train`
+/// would refuse is an error naming the run.
+pub fn add_flags(plan: &mut Plan, extra: &str) -> Result<(), String> {
+    for s in &mut plan.specs {
+        let mut flags = s.flags();
+        flags.extend(extra.split_whitespace().map(String::from));
+        s.run = parse_run_flags(&flags).map_err(|e| format!("run {}: {e}", s.id))?;
+    }
+    Ok(())
 }
 
 /// The written plan of a sweep, so `merge` knows what belongs to it.
@@ -117,7 +146,7 @@ pub fn plan_path(root: &Path, experiment: &str) -> PathBuf {
 /// A run's finished record, if its directory holds a valid completed one of the same config
 /// (a directory left by a run with other flags is not mistaken for this one).
 pub fn finished(root: &Path, spec: &RunSpec) -> Option<RunRecord> {
-    let cfg = spec.args().ok()?.to_config().ok()?;
+    let cfg = spec.config().ok()?;
     finished_in(&spec.dir(root), &cfg)
 }
 
@@ -139,8 +168,7 @@ pub fn finished_in(dir: &Path, cfg: &crate::train::TrainConfig) -> Option<RunRec
 /// before hours of runs, not after.
 pub fn validate(specs: &[RunSpec]) -> Result<(), String> {
     for s in specs {
-        s.args()?
-            .to_config()?
+        s.config()?
             .check_planned_memory()
             .map_err(|e| format!("run {}: {e}", s.id))?;
     }
@@ -153,23 +181,23 @@ pub fn validate(specs: &[RunSpec]) -> Result<(), String> {
 /// otherwise retrain such runs over their checkpoints and rewrite the tables without a word.
 pub fn check_plan(root: &Path, plan: &Plan) -> Result<(), String> {
     let elsewhere = "use another --out, or delete them to start over";
-    let config_of = |s: &RunSpec| s.args().and_then(|a| a.to_config());
+    let config_of = |s: &RunSpec| s.config();
     let path = plan_path(root, &plan.experiment);
     if let Ok(old) = read_json::<Plan>(&path) {
         for o in &old.specs {
             let Some(n) = plan.specs.iter().find(|s| s.id == o.id) else {
                 continue;
             };
-            let same = o.flags == n.flags
-                || matches!((config_of(o), config_of(n)), (Ok(a), Ok(b)) if a == b);
+            let same =
+                o.run == n.run || matches!((config_of(o), config_of(n)), (Ok(a), Ok(b)) if a == b);
             if !same {
                 return Err(format!(
                     "{}: run {} was planned as `{}`, now `{}`; this would replace its \
                      results and the tables: {elsewhere}",
                     path.display(),
                     o.id,
-                    o.flags.join(" "),
-                    n.flags.join(" ")
+                    o.flags().join(" "),
+                    n.flags().join(" ")
                 ));
             }
         }
@@ -185,7 +213,7 @@ pub fn check_plan(root: &Path, plan: &Plan) -> Result<(), String> {
                 "{}: holds a run with other settings than `{}`; this would replace it: \
                  {elsewhere}",
                 path.display(),
-                s.flags.join(" ")
+                s.flags().join(" ")
             ));
         }
     }
@@ -197,7 +225,7 @@ pub fn emit_jobs(specs: &[RunSpec], root: &Path, file: &Path) -> Result<(), Stri
     let mut text = String::new();
     for s in specs {
         let mut line = String::from("cargo run --release --quiet --bin train --");
-        for f in &s.flags {
+        for f in &s.flags() {
             line.push(' ');
             line.push_str(&shell_quote(f));
         }
@@ -255,8 +283,7 @@ pub fn run_all(
                 continue;
             }
             let res = spec
-                .args()
-                .and_then(|a| a.to_config())
+                .config()
                 .and_then(|cfg| resume_or_start(&spec.dir(root), cfg))
                 .and_then(|t| {
                     let total = t.config.epochs.saturating_sub(t.state.epoch) * t.steps_per_epoch();
@@ -289,7 +316,7 @@ pub fn run_all(
 
 /// An interrupted run continues from its checkpoint in `dir` when that checkpoint is of the same
 /// config; otherwise a fresh run starts.
-pub fn resume_or_start(dir: &Path, cfg: crate::train::TrainConfig) -> Result<Trainer, String> {
+pub fn resume_or_start(dir: &Path, cfg: TrainConfig) -> Result<Trainer, String> {
     match Trainer::from_checkpoint(&dir.join(train::CHECKPOINT)) {
         Ok(t) if t.config == cfg => Ok(t),
         _ => Trainer::new(cfg),
@@ -440,9 +467,8 @@ impl SweepArgs {
             plan.specs.retain(|s| keep.contains(&s.group.as_str()));
         }
         if let Some(f) = &self.train_flags {
-            for s in &mut plan.specs {
-                s.flags.extend(f.split_whitespace().map(String::from));
-            }
+            add_flags(plan, f)
+                .unwrap_or_else(|e| crate::cli::usage_error(format!("--train-flags: {e}")));
         }
     }
     /// The output directory: `--out`, or `results/` plus the preset name.
@@ -573,7 +599,7 @@ pub fn estimate_costs(plan: &Plan, root: &Path) -> Result<Vec<CellCost>, String>
             .iter()
             .filter(|s| s.group == group && s.bias == bias)
             .collect();
-        let mut t = Trainer::new(specs[0].args()?.to_config()?)?;
+        let mut t = Trainer::new(specs[0].config()?)?;
         let idx = t.data.training_indices();
         let n = t.config.batch.min(idx.len());
         let batch: Vec<crate::data::Example> =
@@ -602,7 +628,7 @@ pub fn estimate_costs(plan: &Plan, root: &Path) -> Result<Vec<CellCost>, String>
             if finished(root, s).is_some() {
                 continue;
             }
-            let cfg = s.args()?.to_config()?;
+            let cfg = s.config()?;
             left += 1;
             steps += cfg.epochs * idx.len().div_ceil(cfg.batch);
             dev += cfg.epochs * t.data.dev.len();

@@ -58,6 +58,14 @@ impl MlpInit {
         }
     }
 
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MlpInit::Paper => "paper",
+            MlpInit::Alive => "alive",
+        }
+    }
+
     /// Whether this is the default (records leave the field out then, as before it existed).
     pub fn is_paper(&self) -> bool {
         *self == MlpInit::Paper

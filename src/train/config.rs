@@ -382,6 +382,15 @@ impl RunRequest {
         }
     }
 
+    /// This request with the task's length (and lag) set by `dial`.
+    pub fn with_dial(self, dial: Dial) -> RunRequest {
+        RunRequest {
+            seq_len: dial.seq_len,
+            lag: dial.lag,
+            ..self
+        }
+    }
+
     /// The run's config: the preset's protocol for the task and family, every given setting
     /// applied, checked once. A setting the task, data source or family would ignore is an
     /// error naming it.

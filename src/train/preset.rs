@@ -41,6 +41,21 @@ pub struct Dial {
     pub lag: Option<usize>,
 }
 
+impl Dial {
+    /// The preset's own length (and lag).
+    pub const NONE: Dial = Dial {
+        seq_len: None,
+        lag: None,
+    };
+    /// Length `seq_len`, the preset's lag.
+    pub const fn length(seq_len: usize) -> Dial {
+        Dial {
+            seq_len: Some(seq_len),
+            lag: None,
+        }
+    }
+}
+
 /// The task config of a preset with the dial applied.
 pub fn task_config(kind: TaskKind, preset: Preset, dial: Dial) -> TaskConfig {
     let paper = preset == Preset::Paper;

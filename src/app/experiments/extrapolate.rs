@@ -1,32 +1,38 @@
 //! `extrapolate`: train at length L, evaluate at 2L and 4L on tasks whose label rule does not
 //! depend on the length (lag-k, adding).
-use crate::data::{self, TaskConfig};
+use crate::data::{self, TaskConfig, TaskKind};
 use crate::nn::ForwardOpts;
 use crate::report::{Better, Cell, Table, read_json, write_atomic, write_json};
 use crate::sweep::{Plan, RunSpec};
-use crate::train::{self, Preset, RunRecord, TaskSource, Trainer, evaluate};
+use crate::train::{self, Dial, Preset, RunRecord, RunRequest, TaskSource, Trainer, evaluate};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Test lengths as multiples of the training length L.
 pub const FACTORS: [usize; 3] = [1, 2, 4];
-/// The tasks the extrapolation runs on, with their `train` flags.
-pub const TASKS: [(&str, &[&str]); 2] = [
+/// The tasks the extrapolation runs on, each a task and its dial.
+pub const TASKS: [(&str, (TaskKind, Dial)); 2] = [
     (
         "lagk-L32-k4",
-        &["--task", "lagk", "--seq-len", "32", "--lag", "4"],
+        (
+            TaskKind::LagK,
+            Dial {
+                seq_len: Some(32),
+                lag: Some(4),
+            },
+        ),
     ),
-    ("adding-T50", &["--task", "adding", "--seq-len", "50"]),
+    ("adding-T50", (TaskKind::Adding, Dial::length(50))),
 ];
 
 /// One run per task, family and seed at the training length.
 pub fn plan(preset: Preset, seeds: u64, biases: &[String]) -> Plan {
     let mut specs = Vec::new();
-    for (g, flags) in TASKS {
+    for (g, (task, dial)) in TASKS {
         for b in biases {
             for seed in 1..=seeds {
-                let extra = vec!["--preset".to_string(), preset.name().to_string()];
-                specs.push(RunSpec::new(g, b, seed, flags, &extra));
+                let run = RunRequest::new(task, b, preset, seed).with_dial(dial);
+                specs.push(RunSpec::new(g, run));
             }
         }
     }

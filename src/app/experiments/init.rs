@@ -1,22 +1,21 @@
 //! `init-study`: AT5 started as the paper does (`--at5-init paper`) against the same MLP started
 //! in its linear regime (`--at5-init alive`), on lag-k at L = 64 and on Process-50.
 //! docs/why-at5-starts-flat.md derives why the paper's start is flat and reads this report.
+use crate::data::TaskKind;
+use crate::position::MlpInit;
 use crate::report::{Cell, Series, Table, mean_std, small_multiples};
 use crate::sweep::{Plan, RunSpec, best_test_percent};
-use crate::train::{Preset, RunRecord};
+use crate::train::{Preset, RunRecord, RunRequest};
 use std::path::Path;
 
-/// The two initialisations compared, as `--at5-init` names them.
-pub const INITS: [&str; 2] = ["paper", "alive"];
+/// The two initialisations compared.
+pub const INITS: [MlpInit; 2] = [MlpInit::Paper, MlpInit::Alive];
 
 /// Lag-k's k at L = [`LAG_LEN`]: a short, a middle and a long dependency.
 pub const LAGS: [usize; 3] = [4, 16, 40];
 
 /// Lag-k's sequence length.
 pub const LAG_LEN: usize = 64;
-
-/// The lag-k model and learning rate: D = 64, 4 heads, lr 1e-3, on the preset's splits.
-const LAG_FLAGS: [&str; 6] = ["--d-model", "64", "--heads", "4", "--lr", "1e-3"];
 
 /// Lag-k's default budget in epochs.
 pub const LAG_EPOCHS: usize = 60;
@@ -30,45 +29,41 @@ pub fn solved_at(group: &str) -> f64 {
 /// One AT5 run per group, init and seed, and a T5 run per group and seed for reference;
 /// lag-k trains `lag_epochs` epochs, Process-50 runs the preset's own protocol.
 pub fn plan(preset: Preset, seeds: u64, lag_epochs: usize) -> Plan {
-    let lag_groups = LAGS.iter().map(|&k| {
-        let flags: Vec<String> = [
-            "--task",
-            "lagk",
-            "--seq-len",
-            &LAG_LEN.to_string(),
-            "--lag",
-            &k.to_string(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(LAG_FLAGS.iter().map(|s| s.to_string()))
-        .chain(["--epochs".to_string(), lag_epochs.to_string()])
-        .collect();
-        (format!("lagk-k{k}"), flags)
-    });
-    let process = std::iter::once((
-        "process50".to_string(),
-        vec!["--task".to_string(), "process50".to_string()],
-    ));
+    // Lag-k at k (D = 64, 4 heads, lr 1e-3, `lag_epochs` epochs), or Process-50 as the preset.
+    let request = |k: Option<usize>, bias: &str, seed| match k {
+        Some(k) => RunRequest {
+            seq_len: Some(LAG_LEN),
+            lag: Some(k),
+            d_model: Some(64),
+            heads: Some(4),
+            lr: Some(1e-3),
+            epochs: Some(lag_epochs),
+            ..RunRequest::new(TaskKind::LagK, bias, preset, seed)
+        },
+        None => RunRequest::new(TaskKind::Process50, bias, preset, seed),
+    };
+    let lag_groups = LAGS.iter().map(|&k| (format!("lagk-k{k}"), Some(k)));
     let mut specs = Vec::new();
-    for (group, task_flags) in lag_groups.chain(process) {
+    for (group, k) in lag_groups.chain([("process50".to_string(), None)]) {
         // T5 beside them says whether the budget lets a bias solve the task at all.
-        let columns = INITS.iter().map(|&i| (format!("at5-{i}"), Some(i)));
+        let columns = INITS
+            .iter()
+            .map(|&i| (format!("at5-{}", i.name()), Some(i)));
         for (column, init) in columns.chain(std::iter::once(("t5".to_string(), None))) {
             for seed in 1..=seeds {
-                let mut flags = task_flags.clone();
-                flags.extend(["--preset", preset.name(), "--bias"].map(String::from));
-                match init {
-                    Some(i) => flags.extend(["at5", "--at5-init", i].map(String::from)),
-                    None => flags.push("t5".into()),
-                }
-                flags.extend(["--seed".to_string(), seed.to_string()]);
+                let run = match init {
+                    Some(i) => RunRequest {
+                        at5_init: Some(i),
+                        ..request(k, "at5", seed)
+                    },
+                    None => request(k, "t5", seed),
+                };
                 specs.push(RunSpec {
                     id: format!("{group}-{column}-s{seed}"),
                     group: group.clone(),
                     bias: column.clone(),
                     seed,
-                    flags,
+                    run,
                 });
             }
         }

@@ -1,11 +1,12 @@
 //! `sweep`: how each bias copes as the dependency range grows (Adding-T over T, lag-k over k),
 //! and whether AT5's learned saturation distances follow the range.
 use super::figures::priors_figure;
+use crate::data::TaskKind;
 use crate::report::{
     Better, Cell, LineOpts, Series, Table, line_chart, mean_std, write_atomic, write_json,
 };
 use crate::sweep::{Plan, RunSpec, best_test_percent};
-use crate::train::{Preset, RunRecord};
+use crate::train::{self, Preset, RunRecord, RunRequest};
 use std::path::Path;
 
 /// (range, value) pairs of one line.
@@ -58,33 +59,24 @@ pub fn plan(
     (biases, seeds): (&[String], u64),
     preset: Preset,
     lag_len: usize,
-    extra: &[String],
 ) -> Plan {
     let mut specs = Vec::new();
     for (dial, ranges) in dials {
         for &r in ranges {
-            let flags: Vec<String> = match dial {
-                Dial::Adding => vec![
-                    "--task".into(),
-                    "adding".into(),
-                    "--seq-len".into(),
-                    r.to_string(),
-                ],
-                Dial::Lag => vec![
-                    "--task".into(),
-                    "lagk".into(),
-                    "--seq-len".into(),
-                    lag_len.to_string(),
-                    "--lag".into(),
-                    r.to_string(),
-                ],
+            let (task, task_dial) = match dial {
+                Dial::Adding => (TaskKind::Adding, train::Dial::length(r)),
+                Dial::Lag => (
+                    TaskKind::LagK,
+                    train::Dial {
+                        seq_len: Some(lag_len),
+                        lag: Some(r),
+                    },
+                ),
             };
-            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-            let mut more = vec!["--preset".to_string(), preset.name().to_string()];
-            more.extend(extra.iter().cloned());
             for b in biases {
                 for seed in 1..=seeds {
-                    specs.push(RunSpec::new(&group(*dial, r), b, seed, &flags, &more));
+                    let run = RunRequest::new(task, b, preset, seed).with_dial(task_dial);
+                    specs.push(RunSpec::new(&group(*dial, r), run));
                 }
             }
         }

@@ -1,19 +1,20 @@
 //! `reproduce`: the paper's synthetic-task comparison, every bias family on every task.
 use super::figures::{learning_curves, priors_figure};
+use crate::data::TaskKind;
 use crate::report::{
     Better, Cell, LineOpts, Series, Table, line_chart, welch_interval, write_atomic, write_json,
 };
 use crate::sweep::{Plan, RunSpec};
-use crate::train::{Preset, RunRecord};
+use crate::train::{Dial, Preset, RunRecord, RunRequest};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The rows: the paper's four synthetic settings, with the `train` flags that make each.
-pub const TASKS: [(&str, &[&str]); 4] = [
-    ("reber", &["--task", "reber"]),
-    ("process50", &["--task", "process50"]),
-    ("adding-100", &["--task", "adding", "--seq-len", "100"]),
-    ("adding-500", &["--task", "adding", "--seq-len", "500"]),
+/// The rows: the paper's four synthetic settings, each a task and its dial.
+pub const TASKS: [(&str, (TaskKind, Dial)); 4] = [
+    ("reber", (TaskKind::Reber, Dial::NONE)),
+    ("process50", (TaskKind::Process50, Dial::NONE)),
+    ("adding-100", (TaskKind::Adding, Dial::length(100))),
+    ("adding-500", (TaskKind::Adding, Dial::length(500))),
 ];
 
 /// The columns: the paper's methods and ablations, then the baselines.
@@ -32,13 +33,13 @@ pub const BIASES: [&str; 9] = [
 /// Every task × family × seed of the paper's comparison for `preset`.
 pub fn plan(preset: Preset, seeds: u64, biases: &[String]) -> Plan {
     let mut specs = Vec::new();
-    for (group, flags) in TASKS {
+    for (group, (task, dial)) in TASKS {
         for bias in biases {
             for seed in 1..=seeds {
                 // Every row at the preset's own sizes: since the last block computes only the
                 // pooled row, Adding-500 no longer needs a reduced quick budget.
-                let extra = vec!["--preset".to_string(), preset.name().to_string()];
-                specs.push(RunSpec::new(group, bias, seed, flags, &extra));
+                let run = RunRequest::new(task, bias, preset, seed).with_dial(dial);
+                specs.push(RunSpec::new(group, run));
             }
         }
     }
