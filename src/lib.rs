@@ -46,7 +46,7 @@ pub mod tensor;
 pub mod train;
 
 #[cfg(feature = "cli")]
-pub use app::{cli, experiments, sweep};
+pub use app::{bench, cli, experiments, sweep};
 pub use autodiff::{GradcheckReport, Gradients, Tape, Var, gradcheck};
 pub use float::Float;
 pub use params::{Bound, ParamId, ParamStore};

@@ -131,6 +131,28 @@ pub struct ModelConfig {
 }
 
 impl ModelConfig {
+    /// FLOPs of one whole-graph forward's matrix products (2·m·n·k each) on `batch` sequences
+    /// of `len` positions: per layer the q, k, v and o projections, the two feed-forward
+    /// products, q·kᵀ and probs·v; the feature embedding and the output layer. Elementwise ops,
+    /// softmax and the bias are left out; a training step costs about 3× this.
+    pub fn forward_matmul_flops(&self, batch: usize, len: usize) -> f64 {
+        let (b, l) = (batch as f64, len as f64);
+        let (d, h, f) = (self.d_model as f64, self.heads as f64, self.ffn as f64);
+        let rows = b * l;
+        let per_layer = 2.0 * rows * d * (4.0 * d) // q, k, v, o
+            + 2.0 * 2.0 * rows * d * f // the two feed-forward products
+            + 2.0 * 2.0 * b * h * l * l * (d / h); // q·kᵀ and probs·v
+        let embed = match self.input {
+            InputKind::Features { dim } => 2.0 * rows * dim as f64 * d,
+            InputKind::Tokens { .. } => 0.0, // a gather
+        };
+        let outputs = match self.output {
+            OutputKind::Classes(n) => n as f64,
+            OutputKind::Regression => 1.0,
+        };
+        embed + self.layers as f64 * per_layer + 2.0 * b * d * outputs
+    }
+
     /// Impossible settings as one line naming the option.
     pub fn validate(&self) -> Result<(), String> {
         if self.heads == 0 {

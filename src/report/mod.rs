@@ -1,8 +1,10 @@
 //! Experiment reporting: crash-safe result files, Markdown tables of mean ± std, SVG figures.
 pub mod atomic;
 pub mod figure;
+pub mod stats;
 pub mod table;
 
 pub use atomic::{read_json, write_atomic, write_json};
 pub use figure::{LineOpts, Series, heatmap, line_chart, small_multiples};
-pub use table::{Better, Cell, MISSING, Table, format_mean_std, mean_std, welch_interval};
+pub use stats::{fit_linear_quadratic, loglog_slope, mean_std, median, welch_interval};
+pub use table::{Better, Cell, MISSING, Table, format_mean_std};

@@ -1,79 +1,9 @@
-//! Summary statistics over seeds and a Markdown table builder that bolds the best cell per row.
+//! A Markdown table builder that bolds the best cell per row, and `mean ± std` cells.
+
+use super::stats::mean_std;
 
 /// What a missing or non-finite cell prints as, so gaps are visible rather than blank.
 pub const MISSING: &str = "—";
-
-/// Mean and sample standard deviation (divisor n − 1) of `xs`.
-///
-/// One value gives a std of 0 (no spread is observable, and 0/0 would print as NaN); no values
-/// give `(NaN, NaN)`, which [`format_mean_std`] prints as [`MISSING`].
-pub fn mean_std(xs: &[f64]) -> (f64, f64) {
-    let n = xs.len();
-    if n == 0 {
-        return (f64::NAN, f64::NAN);
-    }
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    if n == 1 {
-        return (mean, 0.0);
-    }
-    // Two passes (deviations from the mean) rather than E[x²] − E[x]², which cancels
-    // catastrophically when the spread is small next to the mean, as with accuracies near 1.
-    let ss: f64 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
-    (mean, (ss / (n - 1) as f64).sqrt())
-}
-
-/// The difference of means `mean(a) - mean(b)` with its 95 % Welch interval `(diff, lo, hi)`:
-/// unequal variances, Welch–Satterthwaite degrees of freedom. `None` with fewer than two values
-/// on either side. When both samples are constant the interval is the point itself.
-///
-/// The t quantile is read from the standard 0.975 table (df 1–10, 12, 15, 20, 30, ∞), linear in
-/// 1/df between its rows: within 0.3 % of the exact quantile for df ≥ 1.
-pub fn welch_interval(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
-    if a.len() < 2 || b.len() < 2 {
-        return None;
-    }
-    let ((ma, sa), (mb, sb)) = (mean_std(a), mean_std(b));
-    let (va, vb) = (sa * sa / a.len() as f64, sb * sb / b.len() as f64);
-    let diff = ma - mb;
-    let se = (va + vb).sqrt();
-    if se == 0.0 {
-        return Some((diff, diff, diff));
-    }
-    let df = (va + vb).powi(2) / (va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64);
-    let t = t975(df);
-    Some((diff, diff - t * se, diff + t * se))
-}
-
-/// The 0.975 quantile of Student's t with `df` degrees of freedom (see [`welch_interval`]).
-fn t975(df: f64) -> f64 {
-    const TABLE: [(f64, f64); 15] = [
-        (1.0, 12.706),
-        (2.0, 4.303),
-        (3.0, 3.182),
-        (4.0, 2.776),
-        (5.0, 2.571),
-        (6.0, 2.447),
-        (7.0, 2.365),
-        (8.0, 2.306),
-        (9.0, 2.262),
-        (10.0, 2.228),
-        (12.0, 2.179),
-        (15.0, 2.131),
-        (20.0, 2.086),
-        (30.0, 2.042),
-        (f64::INFINITY, 1.960),
-    ];
-    let df = df.max(1.0);
-    let inv = |d: f64| 1.0 / d;
-    for w in TABLE.windows(2) {
-        let ((d0, t0), (d1, t1)) = (w[0], w[1]);
-        if df <= d1 {
-            let u = (inv(d0) - inv(df)) / (inv(d0) - inv(d1));
-            return t0 + u * (t1 - t0);
-        }
-    }
-    1.960
-}
 
 /// `mean ± std` with `digits` decimals, e.g. `93.1 ± 0.4`.
 ///

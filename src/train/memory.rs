@@ -201,6 +201,14 @@ pub fn estimate(config: &TrainConfig, shape: &DataShape) -> MemoryEstimate {
     }
 }
 
+/// Kilobytes of a `/proc/self/status` field of this process, such as `VmHWM` (its peak
+/// resident set) or `VmRSS` (its resident set now); `None` where there is no such file.
+pub fn own_status_kb(field: &str) -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// The memory this process may use: `MemAvailable` (else `MemTotal`) from `/proc/meminfo`,
 /// lowered to a cgroup v2 limit where one is set; `None` where neither can be read.
 pub fn available_memory() -> Option<(f64, String)> {

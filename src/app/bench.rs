@@ -1,0 +1,563 @@
+//! `bench`: training-step timings of the benchmark configs (the shapes the PyTorch peer runs),
+//! GEMM throughput at the model's shapes, and a scaling sweep over length and batch.
+use crate::nn::{
+    Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model, ModelConfig, OutputKind,
+    PooledHead, Pooling, Targets,
+};
+use crate::optim::{Adam, AdamConfig};
+use crate::position::{BiasConfig, NoOptions, T5Options};
+use crate::report::{fit_linear_quadratic, loglog_slope, median};
+use crate::train::memory::own_status_kb;
+use crate::{ParamStore, Tape, Tensor};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use std::time::Instant;
+
+/// The benchmark's flags.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// A (adding, L=100, B=64, D=256), B (classes, L=50), C (classes, L=500, 2 layers), T (tiny).
+    #[arg(long, default_value = "A")]
+    pub config: String,
+    /// Position bias: none, t5 or at5.
+    #[arg(long, default_value = "at5")]
+    pub bias: String,
+    /// Worker threads (0: all cores).
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Timed steps after warm-up.
+    #[arg(long, default_value_t = 20)]
+    pub steps: usize,
+    /// Untimed warm-up steps.
+    #[arg(long, default_value_t = 3)]
+    pub warmup: usize,
+    /// Override the config's sequence length.
+    #[arg(long)]
+    pub seq_len: Option<usize>,
+    /// Override the config's batch size.
+    #[arg(long)]
+    pub batch: Option<usize>,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// GEMM GFLOP/s for square sizes and the model's shapes instead of training steps.
+    #[arg(long)]
+    pub gemm: bool,
+    /// Step time of config A's model over L and B, with fitted exponents.
+    #[arg(long)]
+    pub scaling: bool,
+    /// Also print the time per op kind, forward and backward, per timed step.
+    #[arg(long)]
+    pub profile: bool,
+    /// Compute every row of the last block (the whole graph, as PyTorch runs it): the fair
+    /// side-by-side comparison. By default only the pooled row is computed there, which is
+    /// what a training run costs.
+    #[arg(long)]
+    pub no_prune: bool,
+}
+
+/// The shape of one benchmark config.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    name: &'static str,
+    adding: bool,
+    l: usize,
+    b: usize,
+    d: usize,
+    h: usize,
+    ffn: usize,
+    layers: usize,
+}
+
+fn shape(name: &str) -> Result<Shape, String> {
+    let s = |name, adding, l, b, d, h, ffn, layers| Shape {
+        name,
+        adding,
+        l,
+        b,
+        d,
+        h,
+        ffn,
+        layers,
+    };
+    Ok(match name {
+        "A" | "a" => s("A", true, 100, 64, 256, 8, 512, 1),
+        "B" | "b" => s("B", false, 50, 64, 256, 8, 512, 1),
+        "C" | "c" => s("C", false, 500, 32, 128, 4, 256, 2),
+        "T" | "t" => s("T", false, 16, 8, 32, 4, 64, 1),
+        other => return Err(format!("--config {other}: expected A, B, C or T")),
+    })
+}
+
+fn bias_config(name: &str, l: usize) -> Result<BiasConfig, String> {
+    Ok(match name {
+        "none" => BiasConfig::None(NoOptions),
+        // HF's defaults with max_distance = L, as the PyTorch peer uses.
+        "t5" => BiasConfig::T5(T5Options {
+            max_distance: l,
+            ..T5Options::default()
+        }),
+        "at5" => BiasConfig::from_name("at5")?,
+        other => return Err(format!("--bias {other}: expected none, t5 or at5")),
+    })
+}
+
+fn model_config(s: &Shape, bias: BiasConfig) -> ModelConfig {
+    ModelConfig {
+        input: if s.adding {
+            InputKind::Features { dim: 2 }
+        } else {
+            InputKind::Tokens { vocab: 8 }
+        },
+        output: if s.adding {
+            OutputKind::Regression
+        } else {
+            OutputKind::Classes(2)
+        },
+        d_model: s.d,
+        heads: s.h,
+        ffn: s.ffn,
+        layers: s.layers,
+        max_len: s.l,
+        bias,
+        bias_scope: BiasScope::Shared,
+        pooling: Pooling::Last,
+        dropout: Dropouts::NONE,
+        head: PooledHead::default(),
+    }
+}
+
+/// A fixed random batch: (value, marker) pairs with two markers for adding, tokens otherwise.
+fn random_batch(s: &Shape, seed: u64) -> (Batch, Targets) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (b, l) = (s.b, s.l);
+    let pad = vec![false; b * l];
+    if s.adding {
+        let mut x = vec![0.0; b * l * 2];
+        let mut y = Vec::with_capacity(b);
+        for r in 0..b {
+            let half = (l / 2).max(1);
+            let (i1, i2) = (rng.random_range(0..half), rng.random_range(half..l));
+            let mut sum = 0.0;
+            for t in 0..l {
+                let v: f64 = rng.random();
+                x[(r * l + t) * 2] = v;
+                if t == i1 || t == i2 {
+                    x[(r * l + t) * 2 + 1] = 1.0;
+                    sum += v;
+                }
+            }
+            y.push(sum);
+        }
+        let batch = Batch {
+            b,
+            l,
+            input: BatchInput::Features(x),
+            pad,
+        };
+        (batch, Targets::Real(y))
+    } else {
+        let ids = (0..b * l).map(|_| rng.random_range(0..8)).collect();
+        let y = (0..b).map(|_| rng.random_range(0..2)).collect();
+        let batch = Batch {
+            b,
+            l,
+            input: BatchInput::Tokens(ids),
+            pad,
+        };
+        (batch, Targets::Classes(y))
+    }
+}
+
+/// The shape's whole-graph forward FLOPs in matrix products (the model's own count).
+fn flops(s: &Shape) -> f64 {
+    model_config(s, BiasConfig::None(NoOptions)).forward_matmul_flops(s.b, s.l)
+}
+
+/// ms per step by op kind, largest first, forward then backward.
+fn print_profile(p: &crate::autodiff::OpProfile, steps: usize) {
+    for (pass, rows) in [("forward", &p.forward), ("backward", &p.backward)] {
+        let mut rows = rows.clone();
+        rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let total: f64 = rows.iter().map(|r| r.1).sum();
+        println!("{pass}: {:.2} ms/step in ops", total * 1e3 / steps as f64);
+        for (name, secs, calls) in rows.iter().filter(|r| r.1 > 0.0) {
+            println!(
+                "  {name:<14} {:>9.2} ms/step {:>6.1} %  ({} calls/step)",
+                secs * 1e3 / steps as f64,
+                100.0 * secs / total.max(1e-12),
+                calls / steps
+            );
+        }
+    }
+}
+
+/// Per-step timings in milliseconds.
+struct Timings {
+    total: Vec<f64>,
+    forward: Vec<f64>,
+    backward: Vec<f64>,
+    optimizer: Vec<f64>,
+    rss_after_warmup_mb: f64,
+    rss_end_mb: f64,
+    params: usize,
+    loss: f64,
+    profile: Option<crate::autodiff::OpProfile>,
+}
+
+fn run_steps(
+    s: &Shape,
+    bias: &str,
+    (warmup, steps): (usize, usize),
+    profile: bool,
+    whole_graph: bool,
+) -> Result<Timings, String> {
+    let config = model_config(s, bias_config(bias, s.l)?);
+    let mut store = ParamStore::<f32>::new();
+    let model = Model::new(config, &mut store, 7)?;
+    let mut adam = Adam::<f32>::new(AdamConfig::tf(1e-3), &store);
+    let (batch, targets) = random_batch(s, 11);
+    model.check_batch(&batch)?;
+    let mut tape = Tape::<f32>::new();
+    let opts = ForwardOpts {
+        whole_graph,
+        ..ForwardOpts::default()
+    };
+    let mut t = Timings {
+        total: Vec::with_capacity(steps),
+        forward: Vec::with_capacity(steps),
+        backward: Vec::with_capacity(steps),
+        optimizer: Vec::with_capacity(steps),
+        rss_after_warmup_mb: 0.0,
+        rss_end_mb: 0.0,
+        params: store.num_scalars(),
+        loss: f64::NAN,
+        profile: None,
+    };
+    for i in 0..warmup + steps {
+        if i == warmup {
+            t.rss_after_warmup_mb = own_status_kb("VmRSS").unwrap_or(f64::NAN) / 1024.0;
+            tape.set_profiling(profile);
+        }
+        let t0 = Instant::now();
+        tape.clear();
+        let p = store.bind(&mut tape);
+        let out = model.forward(&mut tape, &p, &batch, &opts).output;
+        let loss = model.loss(&mut tape, out, &targets);
+        let t1 = Instant::now();
+        let grads = tape.backward_profiled(loss);
+        let t2 = Instant::now();
+        let g = store.grads(&p, &grads);
+        adam.update(&mut store, &g);
+        model.project(&mut store);
+        drop(grads);
+        let t3 = Instant::now();
+        t.loss = tape.value(loss).data[0] as f64;
+        if i >= warmup {
+            let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+            t.total.push(ms(t0, t3));
+            t.forward.push(ms(t0, t1));
+            t.backward.push(ms(t1, t2));
+            t.optimizer.push(ms(t2, t3));
+        }
+    }
+    t.rss_end_mb = own_status_kb("VmRSS").unwrap_or(f64::NAN) / 1024.0;
+    t.profile = tape.profile().cloned();
+    Ok(t)
+}
+
+/// Times training steps of `--config` and prints the median, the split, the model's FLOP rate
+/// and the memory.
+pub fn bench_steps(cli: &BenchArgs, threads: usize) -> Result<(), String> {
+    let mut s = shape(&cli.config)?;
+    if let Some(l) = cli.seq_len {
+        s.l = l;
+    }
+    if let Some(b) = cli.batch {
+        s.b = b;
+    }
+    let mut t = run_steps(
+        &s,
+        &cli.bias,
+        (cli.warmup, cli.steps),
+        cli.profile,
+        cli.no_prune,
+    )?;
+    let graph = if cli.no_prune { "whole" } else { "pruned" };
+    if let Some(p) = &t.profile {
+        print_profile(p, cli.steps);
+    }
+    let step_flops = 3.0 * flops(&s);
+    let (min, max) = (
+        t.total.iter().copied().fold(f64::INFINITY, f64::min),
+        t.total.iter().copied().fold(0.0, f64::max),
+    );
+    let ms = median(&mut t.total);
+    let (fwd, bwd, opt) = (
+        median(&mut t.forward),
+        median(&mut t.backward),
+        median(&mut t.optimizer),
+    );
+    let gflops = step_flops / (ms * 1e-3) / 1e9;
+    let peak = own_status_kb("VmHWM").unwrap_or(f64::NAN) / 1024.0;
+    if cli.json {
+        let v = serde_json::json!({
+            "config": s.name, "bias": cli.bias, "threads": threads, "graph": graph,
+            "kernel": crate::kernels::active().name(),
+            "L": s.l, "B": s.b, "D": s.d, "H": s.h, "F": s.ffn, "N": s.layers,
+            "steps": cli.steps, "warmup": cli.warmup, "params": t.params,
+            "ms_per_step": ms, "min_ms": min, "max_ms": max,
+            "forward_ms": fwd, "backward_ms": bwd, "optimizer_ms": opt,
+            "gflop_per_step": step_flops / 1e9, "gflops": gflops,
+            "peak_rss_mb": peak, "rss_after_warmup_mb": t.rss_after_warmup_mb,
+            "rss_end_mb": t.rss_end_mb, "final_loss": t.loss,
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "config {} (L={} B={} D={} H={} F={} N={}), bias {}, {} threads, {} kernels, {} params, {graph} graph",
+            s.name,
+            s.l,
+            s.b,
+            s.d,
+            s.h,
+            s.ffn,
+            s.layers,
+            cli.bias,
+            threads,
+            crate::kernels::active().name(),
+            t.params
+        );
+        println!(
+            "step: median {ms:.2} ms (min {min:.2}, max {max:.2}) over {} steps after {} warm-up",
+            cli.steps, cli.warmup
+        );
+        println!("split: forward {fwd:.2} ms, backward {bwd:.2} ms, optimizer {opt:.2} ms");
+        println!(
+            "whole-graph model FLOPs: {:.4} GFLOP/step (3 × forward GEMMs) → {gflops:.1} GFLOP/s",
+            step_flops / 1e9
+        );
+        println!(
+            "peak RSS {peak:.1} MB; RSS after warm-up {:.1} MB, at end {:.1} MB",
+            t.rss_after_warmup_mb, t.rss_end_mb
+        );
+    }
+    Ok(())
+}
+
+/// Median GFLOP/s of the engine's matmul op for `[batch.., m, k] x [batch.., k, n]`.
+fn gemm_gflops(batch: &[usize], m: usize, k: usize, n: usize, tb: bool) -> f64 {
+    let mut sa = batch.to_vec();
+    sa.extend([m, k]);
+    let mut sb = batch.to_vec();
+    sb.extend(if tb { [n, k] } else { [k, n] });
+    let a = Tensor::<f32>::uniform(&sa, -1.0, 1.0, 1);
+    let b = Tensor::<f32>::uniform(&sb, -1.0, 1.0, 2);
+    let count: usize = batch.iter().product();
+    let flops = 2.0 * (count * m * n * k) as f64;
+    let reps = ((2e9 / flops) as usize).clamp(3, 200);
+    let mut tape = Tape::<f32>::eval();
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps + 1 {
+        tape.clear();
+        let (x, y) = (tape.constant(a.clone()), tape.constant(b.clone()));
+        let t0 = Instant::now();
+        let z = tape.matmul_t(x, y, false, tb);
+        times.push(t0.elapsed().as_secs_f64());
+        std::hint::black_box(tape.value(z));
+    }
+    flops / median(&mut times[1..]) / 1e9
+}
+
+/// GFLOP/s of `count` products `[m,k] x [k,n]` by the unpacked small-GEMM kernel (A read
+/// transposed when `ta`), B and C rows contiguous, as in the fused attention op.
+fn head_gemm_gflops(count: usize, m: usize, k: usize, n: usize, ta: bool) -> f64 {
+    let a = Tensor::<f32>::uniform(&[count * m * k], -1.0, 1.0, 1).data;
+    let b = Tensor::<f32>::uniform(&[count * k * n], -1.0, 1.0, 2).data;
+    let mut c = vec![0f32; count * m * n];
+    let (rsa, csa) = if ta { (1, m) } else { (k, 1) };
+    let flops = 2.0 * (count * m * n * k) as f64;
+    let mut times = Vec::new();
+    for _ in 0..11 {
+        let t0 = Instant::now();
+        for i in 0..count {
+            crate::kernels::gemm_rows_on(
+                crate::kernels::active(),
+                (m, k, n),
+                &a[i * m * k..],
+                (rsa, csa),
+                &b[i * k * n..],
+                n,
+                0.0,
+                &mut c[i * m * n..],
+                n,
+            );
+        }
+        times.push(t0.elapsed().as_secs_f64());
+        std::hint::black_box(&c);
+    }
+    flops / median(&mut times[1..]) / 1e9
+}
+
+/// Prints the engine's GEMM throughput on square sizes and at config A's shapes.
+pub fn bench_gemm(cli: &BenchArgs, threads: usize) {
+    let mut rows = Vec::new();
+    for n in [128, 256, 512, 1024] {
+        rows.push((format!("square {n}"), gemm_gflops(&[], n, n, n, false)));
+    }
+    let a = shape("A").expect("config A");
+    let (bl, d, f, h, l) = (a.b * a.l, a.d, a.ffn, a.h, a.l);
+    let dh = d / h;
+    let shapes: [(String, Vec<usize>, usize, usize, usize, bool); 5] = [
+        (
+            format!("A proj [{bl},{d}]x[{d},{d}]"),
+            vec![],
+            bl,
+            d,
+            d,
+            false,
+        ),
+        (
+            format!("A ffn.in [{bl},{d}]x[{d},{f}]"),
+            vec![],
+            bl,
+            d,
+            f,
+            false,
+        ),
+        (
+            format!("A ffn.out [{bl},{f}]x[{f},{d}]"),
+            vec![],
+            bl,
+            f,
+            d,
+            false,
+        ),
+        (
+            format!("A q·kᵀ [{},{h},{l},{dh}]x[..,{dh},{l}]", a.b),
+            vec![a.b, h],
+            l,
+            dh,
+            l,
+            true,
+        ),
+        (
+            format!("A probs·v [{},{h},{l},{l}]x[..,{l},{dh}]", a.b),
+            vec![a.b, h],
+            l,
+            l,
+            dh,
+            false,
+        ),
+    ];
+    for (name, batch, m, k, n, tb) in shapes {
+        rows.push((name, gemm_gflops(&batch, m, k, n, tb)));
+    }
+    // The attention's per-head products as the fused op runs them: the unpacked kernel, one
+    // head after another on one thread (the op runs batch elements in parallel).
+    let heads = a.b * h;
+    for (name, m, k, n, ta) in [
+        (
+            format!("A head q·kᵀ x{heads} ({l}x{dh}x{l}, 1 thread)"),
+            l,
+            dh,
+            l,
+            false,
+        ),
+        (
+            format!("A head p·v x{heads} ({l}x{l}x{dh}, 1 thread)"),
+            l,
+            l,
+            dh,
+            false,
+        ),
+        (
+            format!("A head pᵀ·g x{heads} ({l}x{l}x{dh}, 1 thread)"),
+            l,
+            l,
+            dh,
+            true,
+        ),
+    ] {
+        rows.push((name, head_gemm_gflops(heads, m, k, n, ta)));
+    }
+    if cli.json {
+        let v: serde_json::Map<String, serde_json::Value> = rows
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::json!(v)))
+            .collect();
+        let kernel = crate::kernels::active().name();
+        println!(
+            "{}",
+            serde_json::json!({"threads": threads, "kernel": kernel, "gflops": v})
+        );
+    } else {
+        println!(
+            "engine matmul, f32, {threads} threads, {} kernels (median GFLOP/s)",
+            crate::kernels::active().name()
+        );
+        for (name, g) in rows {
+            println!("{name:<40} {g:>8.1}");
+        }
+    }
+}
+
+/// Prints config A's step time over L and over B, with fitted exponents and the length where
+/// the attention's L² term takes over.
+pub fn bench_scaling(cli: &BenchArgs, threads: usize) -> Result<(), String> {
+    let base = shape("A")?;
+    let steps = cli.steps.clamp(1, 5);
+    let measure = |l: usize, b: usize| -> Result<(f64, f64), String> {
+        let s = Shape { l, b, ..base };
+        let mut t = run_steps(&s, &cli.bias, (1, steps), false, cli.no_prune)?;
+        let attn = 4.0 * (s.b * s.h * l * l * (s.d / s.h)) as f64;
+        Ok((median(&mut t.total), attn / flops(&s)))
+    };
+    println!(
+        "config A's model (D=256 H=8 F=512 N=1, bias {}), {threads} threads, median of {steps} steps",
+        cli.bias
+    );
+    println!("| L | B | ms/step | µs per sequence-position | attention share of FLOPs |");
+    println!("|---|---|---|---|---|");
+    let ls = [50usize, 100, 200, 500, 1000];
+    let mut tl = Vec::new();
+    for &l in &ls {
+        let b = if l >= 1000 { 16 } else { base.b };
+        let (ms, share) = measure(l, b)?;
+        println!(
+            "| {l} | {b} | {ms:.1} | {:.2} | {:.0}% |",
+            ms * 1e3 / (b * l) as f64,
+            share * 100.0
+        );
+        // Normalise to B=64 so the L fit sees one batch size (step time is linear in B).
+        tl.push(ms * base.b as f64 / b as f64);
+    }
+    let bs = [8usize, 16, 32, 64, 128];
+    let mut tb = Vec::new();
+    for &b in &bs {
+        let (ms, share) = measure(base.l, b)?;
+        println!(
+            "| {} | {b} | {ms:.1} | {:.2} | {:.0}% |",
+            base.l,
+            ms * 1e3 / (b * base.l) as f64,
+            share * 100.0
+        );
+        tb.push(ms);
+    }
+    let lf: Vec<f64> = ls.iter().map(|&v| v as f64).collect();
+    let bf: Vec<f64> = bs.iter().map(|&v| v as f64).collect();
+    println!(
+        "fitted exponents: time ∝ L^{:.2} (all L), L^{:.2} (L ≤ 200), L^{:.2} (L ≥ 200); B^{:.2}",
+        loglog_slope(&lf, &tl),
+        loglog_slope(&lf[..3], &tl[..3]),
+        loglog_slope(&lf[2..], &tl[2..]),
+        loglog_slope(&bf, &tb)
+    );
+    // time(L) ≈ a·L + c·L² at fixed B: the quadratic (attention) term overtakes at L = a / c.
+    let (a, c) = fit_linear_quadratic(&lf, &tl);
+    println!(
+        "fit at B=64: {a:.4}·L + {c:.6}·L² ms; the L² (attention) term dominates beyond L ≈ {:.0}",
+        a / c
+    );
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! Summary statistics: mean ± std and Welch intervals over seeds, medians of timings, and the
+//! least-squares fits the benchmark reports.
+
+/// Mean and sample standard deviation (divisor n − 1) of `xs`.
+///
+/// One value gives a std of 0 (no spread is observable, and 0/0 would print as NaN); no values
+/// give `(NaN, NaN)`, which [`format_mean_std`] prints as [`MISSING`].
+pub fn mean_std(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len();
+    if n == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        return (mean, 0.0);
+    }
+    // Two passes (deviations from the mean) rather than E[x²] − E[x]², which cancels
+    // catastrophically when the spread is small next to the mean, as with accuracies near 1.
+    let ss: f64 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
+    (mean, (ss / (n - 1) as f64).sqrt())
+}
+
+/// The difference of means `mean(a) - mean(b)` with its 95 % Welch interval `(diff, lo, hi)`:
+/// unequal variances, Welch–Satterthwaite degrees of freedom. `None` with fewer than two values
+/// on either side. When both samples are constant the interval is the point itself.
+///
+/// The t quantile is read from the standard 0.975 table (df 1–10, 12, 15, 20, 30, ∞), linear in
+/// 1/df between its rows: within 0.3 % of the exact quantile for df ≥ 1.
+pub fn welch_interval(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let ((ma, sa), (mb, sb)) = (mean_std(a), mean_std(b));
+    let (va, vb) = (sa * sa / a.len() as f64, sb * sb / b.len() as f64);
+    let diff = ma - mb;
+    let se = (va + vb).sqrt();
+    if se == 0.0 {
+        return Some((diff, diff, diff));
+    }
+    let df = (va + vb).powi(2) / (va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64);
+    let t = t975(df);
+    Some((diff, diff - t * se, diff + t * se))
+}
+
+/// The 0.975 quantile of Student's t with `df` degrees of freedom (see [`welch_interval`]).
+fn t975(df: f64) -> f64 {
+    const TABLE: [(f64, f64); 15] = [
+        (1.0, 12.706),
+        (2.0, 4.303),
+        (3.0, 3.182),
+        (4.0, 2.776),
+        (5.0, 2.571),
+        (6.0, 2.447),
+        (7.0, 2.365),
+        (8.0, 2.306),
+        (9.0, 2.262),
+        (10.0, 2.228),
+        (12.0, 2.179),
+        (15.0, 2.131),
+        (20.0, 2.086),
+        (30.0, 2.042),
+        (f64::INFINITY, 1.960),
+    ];
+    let df = df.max(1.0);
+    let inv = |d: f64| 1.0 / d;
+    for w in TABLE.windows(2) {
+        let ((d0, t0), (d1, t1)) = (w[0], w[1]);
+        if df <= d1 {
+            let u = (inv(d0) - inv(df)) / (inv(d0) - inv(d1));
+            return t0 + u * (t1 - t0);
+        }
+    }
+    1.960
+}
+
+/// The median of `v` (sorted in place); NaN when empty.
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// Least-squares slope of `ln y` on `ln x`: the exponent `p` of `y ∝ x^p`.
+pub fn loglog_slope(x: &[f64], y: &[f64]) -> f64 {
+    let lx: Vec<f64> = x.iter().map(|v| v.ln()).collect();
+    let ly: Vec<f64> = y.iter().map(|v| v.ln()).collect();
+    let n = lx.len() as f64;
+    let (mx, my) = (lx.iter().sum::<f64>() / n, ly.iter().sum::<f64>() / n);
+    let sxy: f64 = lx.iter().zip(&ly).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = lx.iter().map(|a| (a - mx) * (a - mx)).sum();
+    sxy / sxx
+}
+
+/// Least-squares `(a, c)` of `y ≈ a·x + c·x²` (no constant term), from the 2×2 normal equations.
+pub fn fit_linear_quadratic(x: &[f64], y: &[f64]) -> (f64, f64) {
+    let (mut s11, mut s12, mut s22, mut r1, mut r2) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for (&x, &y) in x.iter().zip(y) {
+        let (x1, x2) = (x, x * x);
+        s11 += x1 * x1;
+        s12 += x1 * x2;
+        s22 += x2 * x2;
+        r1 += x1 * y;
+        r2 += x2 * y;
+    }
+    let det = s11 * s22 - s12 * s12;
+    ((r1 * s22 - r2 * s12) / det, (s11 * r2 - s12 * r1) / det)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fits_recover_the_exponent_and_the_coefficients() {
+        let x = [50.0, 100.0, 200.0, 500.0, 1000.0];
+        let cube: Vec<f64> = x.iter().map(|v: &f64| 3.0 * v.powi(3)).collect();
+        assert!((loglog_slope(&x, &cube) - 3.0).abs() < 1e-12);
+        let y: Vec<f64> = x.iter().map(|v| 0.5 * v + 0.002 * v * v).collect();
+        let (a, c) = fit_linear_quadratic(&x, &y);
+        assert!(
+            (a - 0.5).abs() < 1e-9 && (c - 0.002).abs() < 1e-12,
+            "{a} {c}"
+        );
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(&mut []).is_nan());
+    }
+}
