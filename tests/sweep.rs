@@ -233,3 +233,52 @@ fn the_committed_paper_job_list_is_its_plan() {
     }
     assert_eq!(seen, plan.specs.len(), "one job per planned run");
 }
+
+#[test]
+fn every_setting_of_a_run_renders_as_flags_and_parses_back() {
+    // Every field is spelled out (no `..`), so a new setting fails to compile here until it is
+    // given a value, and then fails this test until `run_flags` and the parser both carry it.
+    use at5::nn::BiasScope;
+    use at5::position::MlpInit;
+    let full = RunRequest {
+        task: TaskKind::LagK,
+        bias: "at5".into(),
+        preset: Preset::Paper,
+        seed: 7,
+        seq_len: Some(24),
+        lag: Some(3),
+        data_seed: Some(99),
+        data_dir: Some("some dir/with space".into()),
+        d_model: Some(16),
+        heads: Some(2),
+        ffn: Some(24),
+        layers: Some(2),
+        bias_scope: Some(BiasScope::PerLayer),
+        dropout_input: Some(0.25),
+        dropout_hidden: Some(0.125),
+        dropout_attention: Some(1e-3),
+        num_buckets: Some(16),
+        max_distance: Some(20),
+        slope_min: Some(0.5),
+        slope_max: Some(2.5),
+        l1: Some(5),
+        l2: Some(3),
+        init_std: Some(0.02),
+        at5_dropout_per_cell: Some(false),
+        at5_init: Some(MlpInit::Alive),
+        batch: Some(32),
+        lr: Some(3e-4),
+        epochs: Some(9),
+        patience: Some(4),
+        whole_graph: true,
+    };
+    let flags = at5::cli::run_flags(&full);
+    assert_eq!(at5::cli::parse_run_flags(&flags).unwrap(), full, "{flags:?}");
+    let none = RunRequest::new(TaskKind::Reber, "t5", Preset::Quick, 1);
+    let flags = at5::cli::run_flags(&none);
+    assert_eq!(
+        flags.join(" "),
+        "--task reber --bias t5 --seed 1 --preset quick"
+    );
+    assert_eq!(at5::cli::parse_run_flags(&flags).unwrap(), none);
+}
