@@ -5,9 +5,7 @@ use at5::nn::{
     PooledHead, Pooling, Targets, mass_radius, mean_kl,
 };
 use at5::optim::{Adam, AdamConfig};
-use at5::position::{
-    At5NoBOptions, At5Options, BiasConfig, FAMILIES, FireOptions, NoOptions, T5Options,
-};
+use at5::position::{At5NoBOptions, At5Options, BiasConfig, FAMILIES, NoOptions};
 use at5::{Bound, ParamStore, Tape, Tensor, Var, gradcheck};
 
 fn tiny(bias: BiasConfig, output: OutputKind, pooling: Pooling) -> ModelConfig {
@@ -39,29 +37,10 @@ fn batch() -> Batch {
     }
 }
 
-/// Small bias-family options, with T5 using few buckets so several are hit at L = 6.
+/// Small bias-family options, with T5 using few buckets so several are hit at L = 6: the
+/// gradient check's own (`gradcheck` runs the same).
 fn family(name: &str) -> BiasConfig {
-    match BiasConfig::from_name(name).unwrap() {
-        BiasConfig::T5(o) => BiasConfig::T5(T5Options {
-            num_buckets: 8,
-            max_distance: 6,
-            ..o
-        }),
-        BiasConfig::At5(o) => BiasConfig::At5(At5Options {
-            l1: 4,
-            l2: 3,
-            init_std: 0.5,
-            ..o
-        }),
-        BiasConfig::At5NoB(o) => BiasConfig::At5NoB(At5NoBOptions {
-            l1: 4,
-            l2: 3,
-            init_std: 0.5,
-            ..o
-        }),
-        BiasConfig::Fire(_) => BiasConfig::Fire(FireOptions { hidden: 6 }),
-        other => other,
-    }
+    at5::nn::check::small_bias(name).unwrap()
 }
 
 /// Scales every parameter so biases are far from zero and the gradient check sees them; the

@@ -273,7 +273,11 @@ fn every_setting_of_a_run_renders_as_flags_and_parses_back() {
         whole_graph: true,
     };
     let flags = at5::cli::run_flags(&full);
-    assert_eq!(at5::cli::parse_run_flags(&flags).unwrap(), full, "{flags:?}");
+    assert_eq!(
+        at5::cli::parse_run_flags(&flags).unwrap(),
+        full,
+        "{flags:?}"
+    );
     let none = RunRequest::new(TaskKind::Reber, "t5", Preset::Quick, 1);
     let flags = at5::cli::run_flags(&none);
     assert_eq!(
