@@ -3,7 +3,7 @@
 use at5::experiments::init::{gradients_at_init, log_log_slope, plan};
 use at5::nn::check::{check_bias_gradients, small_bias};
 use at5::params::ParamStore;
-use at5::position::{At5NoBOptions, At5Options, BiasConfig, MlpInit, build};
+use at5::position::{At5Options, BiasConfig, MlpInit, MlpOptions, build};
 use at5::train::{Preset, RunRecord};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -84,9 +84,7 @@ fn the_alive_init_starts_every_unit_active_with_a_sloped_bias() {
     assert!(norm(&paper, "bias.c") < 1e-8);
 
     let mut cfg = BiasConfig::from_name("at5").unwrap();
-    if let BiasConfig::At5(At5Options { init, .. }) = &mut cfg {
-        *init = MlpInit::Alive;
-    }
+    cfg.mlp_options_mut().unwrap().init = MlpInit::Alive;
     for seed in 0..5 {
         let mut store = ParamStore::<f32>::new();
         let bias = build(
@@ -109,11 +107,7 @@ fn the_alive_init_starts_every_unit_active_with_a_sloped_bias() {
 fn the_alive_init_passes_the_gradient_check() {
     for family in ["at5", "at5-nob"] {
         let mut cfg = small_bias(family).unwrap();
-        match &mut cfg {
-            BiasConfig::At5(At5Options { init, .. })
-            | BiasConfig::At5NoB(At5NoBOptions { init, .. }) => *init = MlpInit::Alive,
-            _ => unreachable!(),
-        }
+        cfg.mlp_options_mut().unwrap().init = MlpInit::Alive;
         let check = check_bias_gradients(&cfg, 7).unwrap();
         assert!(check.passed(), "{family} alive: {check:?}");
     }
@@ -131,9 +125,7 @@ fn records_without_the_init_field_read_as_the_paper_init_and_are_written_without
     let back: BiasConfig = serde_json::from_str(old).unwrap();
     assert_eq!(back, at5);
     let mut alive = at5.clone();
-    if let BiasConfig::At5(At5Options { init, .. }) = &mut alive {
-        *init = MlpInit::Alive;
-    }
+    alive.mlp_options_mut().unwrap().init = MlpInit::Alive;
     let json = serde_json::to_string(&alive).unwrap();
     assert!(json.contains(r#""init":"Alive""#), "{json}");
     assert_eq!(serde_json::from_str::<BiasConfig>(&json).unwrap(), alive);
@@ -153,12 +145,10 @@ fn a_committed_quick_record_is_still_recognised_as_finished() {
             "{id} is no longer recognised as finished"
         );
         let rec: RunRecord = at5::report::read_json(&spec.dir(root).join("record.json")).unwrap();
-        let (BiasConfig::At5(At5Options { init, .. })
-        | BiasConfig::At5NoB(At5NoBOptions { init, .. })) = rec.config.model.bias
-        else {
+        let Some(mlp) = rec.config.model.bias.mlp_options() else {
             panic!("{id}: not an AT5 record");
         };
-        assert_eq!(init, MlpInit::Paper);
+        assert_eq!(mlp.init, MlpInit::Paper);
     }
 }
 
@@ -168,7 +158,11 @@ fn the_study_plan_pairs_each_init_on_the_same_runs() {
     assert_eq!(p.specs.len(), 4 * 3 * 5);
     for s in &p.specs {
         let cfg = s.config().unwrap();
-        let BiasConfig::At5(At5Options { init, .. }) = cfg.model.bias else {
+        let BiasConfig::At5(At5Options {
+            mlp: MlpOptions { init, .. },
+            ..
+        }) = cfg.model.bias
+        else {
             assert_eq!(
                 s.bias, "t5",
                 "{}: only the reference runs are not AT5",

@@ -5,7 +5,7 @@ use at5::nn::{
     PooledHead, Pooling, Targets, mass_radius, mean_kl,
 };
 use at5::optim::{Adam, AdamConfig};
-use at5::position::{At5NoBOptions, At5Options, BiasConfig, FAMILIES, NoOptions};
+use at5::position::{BiasConfig, FAMILIES, NoOptions};
 use at5::{Bound, ParamStore, Tape, Tensor, Var, gradcheck};
 
 fn tiny(bias: BiasConfig, output: OutputKind, pooling: Pooling) -> ModelConfig {
@@ -433,18 +433,8 @@ fn pruned_last_block_equals_whole_graph_for_every_family_with_dropout() {
                     let mut bias = family(name);
                     // AT5's MLP dropout per grid cell (the paper preset's) with 1 layer, per
                     // offset with 2.
-                    if let BiasConfig::At5(At5Options {
-                        dropout,
-                        dropout_per_cell,
-                        ..
-                    })
-                    | BiasConfig::At5NoB(At5NoBOptions {
-                        dropout,
-                        dropout_per_cell,
-                        ..
-                    }) = &mut bias
-                    {
-                        (*dropout, *dropout_per_cell) = (0.3, layers == 1);
+                    if let Some(m) = bias.mlp_options_mut() {
+                        (m.dropout, m.per_cell) = (0.3, layers == 1);
                     }
                     let mut cfg = tiny(bias, OutputKind::Classes(3), pooling);
                     cfg.layers = layers;

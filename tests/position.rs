@@ -1,8 +1,7 @@
 //! Position-bias families: bucket functions, grids, and their gradients.
 use at5::position::{
-    At5, At5NoBOptions, At5Options, BiasConfig, FAMILIES, FireOptions, KERPLE_MIN, MlpInit,
-    MlpOptions, NoOptions, PositionBias, alibi_slopes, build, check_t5_config, offsets,
-    soft_bucket, t5_bucket,
+    At5, At5Options, BiasConfig, FAMILIES, FireOptions, KERPLE_MIN, MlpInit, MlpOptions, NoOptions,
+    PositionBias, alibi_slopes, build, check_t5_config, offsets, soft_bucket, t5_bucket,
 };
 use at5::{Bound, ParamStore, Tape, Tensor, gradcheck};
 use rand::SeedableRng;
@@ -79,28 +78,27 @@ fn build_with(cfg: &BiasConfig, heads: usize, max_len: usize) -> (Bias, ParamSto
     (bias, store)
 }
 
+fn small_mlp(dropout: f64) -> MlpOptions {
+    MlpOptions {
+        l1: 4,
+        l2: 3,
+        init_std: 0.01,
+        dropout,
+        per_cell: false,
+        init: MlpInit::Paper,
+    }
+}
+
 fn at5_cfg(slope: (f64, f64), dropout: f64) -> BiasConfig {
     BiasConfig::At5(At5Options {
         slope_min: slope.0,
         slope_max: slope.1,
-        l1: 4,
-        l2: 3,
-        init_std: 0.01,
-        dropout,
-        dropout_per_cell: false,
-        init: MlpInit::Paper,
+        mlp: small_mlp(dropout),
     })
 }
 
 fn at5_nob_cfg(dropout: f64) -> BiasConfig {
-    BiasConfig::At5NoB(At5NoBOptions {
-        l1: 4,
-        l2: 3,
-        init_std: 0.01,
-        dropout,
-        dropout_per_cell: false,
-        init: MlpInit::Paper,
-    })
+    BiasConfig::At5NoB(small_mlp(dropout))
 }
 
 /// The grid on an evaluation tape (dropout off).
@@ -291,7 +289,7 @@ fn gradcheck_at5_grid() {
 fn at5_dropout_per_cell_gradchecks_and_varies_within_an_offset() {
     let mut cfg = at5_cfg((1.0, 10.0), 0.25);
     if let BiasConfig::At5(o) = &mut cfg {
-        o.dropout_per_cell = true;
+        o.mlp.per_cell = true;
     }
     let (bias, mut store) = build_with(&cfg, 2, 6);
     spread(&mut store, &MLP_NAMES, 3);
@@ -549,7 +547,7 @@ fn build_names_the_option_it_rejects() {
         (
             at5(&|c| {
                 if let BiasConfig::At5(o) = c {
-                    o.l1 = 0
+                    o.mlp.l1 = 0
                 }
             }),
             "l1",
@@ -557,7 +555,7 @@ fn build_names_the_option_it_rejects() {
         (
             at5(&|c| {
                 if let BiasConfig::At5(o) = c {
-                    o.l2 = 0
+                    o.mlp.l2 = 0
                 }
             }),
             "l2",
@@ -566,24 +564,18 @@ fn build_names_the_option_it_rejects() {
         (at5_cfg((1.0, 10.0), -0.1), "dropout"),
         (at5_cfg((1.0, 10.0), 1.0), "dropout"),
         (
-            BiasConfig::At5NoB(At5NoBOptions {
+            BiasConfig::At5NoB(MlpOptions {
                 l1: 0,
                 l2: 2,
-                init_std: 0.01,
-                dropout: 0.0,
-                dropout_per_cell: false,
-                init: MlpInit::Paper,
+                ..small_mlp(0.0)
             }),
             "l1",
         ),
         (
-            BiasConfig::At5NoB(At5NoBOptions {
+            BiasConfig::At5NoB(MlpOptions {
                 l1: 2,
                 l2: 0,
-                init_std: 0.01,
-                dropout: 0.0,
-                dropout_per_cell: false,
-                init: MlpInit::Paper,
+                ..small_mlp(0.0)
             }),
             "l2",
         ),

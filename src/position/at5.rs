@@ -72,8 +72,10 @@ impl MlpInit {
     }
 }
 
-/// The widths, init and dropout of the per-head MLPs AT5 and AT5-NoB share.
-#[derive(Clone, Copy, Debug)]
+/// The widths, init and dropout of the per-head MLPs AT5 and AT5-NoB share: AT5-NoB's options,
+/// and AT5's beside its slopes. Records store the fields inline in the family's options, in
+/// this order.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MlpOptions {
     /// Width of the first hidden layer.
     pub l1: usize,
@@ -82,13 +84,31 @@ pub struct MlpOptions {
     /// Std of the truncated-normal weight init; biases start at this constant.
     /// Used by [`MlpInit::Paper`] only.
     pub init_std: f64,
-    /// Which initialisation.
-    pub init: MlpInit,
-    /// Dropout after the first hidden layer (training only).
+    /// Dropout after the first hidden layer (training only; the input-dropout rate).
     pub dropout: f64,
     /// Draw that dropout per cell `(h, i, j)` of the bias grid, as the original code, instead
-    /// of once per offset `n` (which keeps the training bias a function of `n` alone).
+    /// of once per offset `n` (which keeps the training bias a function of `n` alone). Absent in
+    /// records written before the option, which dropped per offset.
+    #[serde(rename = "dropout_per_cell", default)]
     pub per_cell: bool,
+    /// How the MLP starts; left out of records when it is the paper's (and so absent in every
+    /// record written before the option).
+    #[serde(default, skip_serializing_if = "MlpInit::is_paper")]
+    pub init: MlpInit,
+}
+
+impl Default for MlpOptions {
+    /// DESIGN §1: widths 15 and 2, init std 0.01, no dropout, the paper's init.
+    fn default() -> MlpOptions {
+        MlpOptions {
+            l1: 15,
+            l2: 2,
+            init_std: 0.01,
+            dropout: 0.0,
+            per_cell: false,
+            init: MlpInit::Paper,
+        }
+    }
 }
 
 impl MlpOptions {
@@ -532,50 +552,18 @@ pub struct At5Options {
     pub slope_min: f64,
     /// Upper end of that range.
     pub slope_max: f64,
-    /// Width of the MLP's first hidden layer.
-    pub l1: usize,
-    /// Width of the MLP's second hidden layer.
-    pub l2: usize,
-    /// Std of the MLP's truncated-normal weight init.
-    pub init_std: f64,
-    /// Dropout inside the MLP (the input-dropout rate).
-    pub dropout: f64,
-    /// That dropout drawn per grid cell (the original code) rather than per offset.
-    /// Absent in records written before the option, which dropped per offset.
-    #[serde(default)]
-    pub dropout_per_cell: bool,
-    /// How the MLP starts; left out of records when it is the paper's (and so absent in
-    /// every record written before the option).
-    #[serde(default, skip_serializing_if = "MlpInit::is_paper")]
-    pub init: MlpInit,
+    /// The MLPs.
+    #[serde(flatten)]
+    pub mlp: MlpOptions,
 }
 
 impl Default for At5Options {
-    /// DESIGN §1: slopes U(1, 10), widths 15 and 2, init std 0.01, no dropout.
+    /// DESIGN §1: slopes U(1, 10), the MLPs' defaults.
     fn default() -> At5Options {
         At5Options {
             slope_min: 1.0,
             slope_max: 10.0,
-            l1: 15,
-            l2: 2,
-            init_std: 0.01,
-            dropout: 0.0,
-            dropout_per_cell: false,
-            init: MlpInit::Paper,
-        }
-    }
-}
-
-impl At5Options {
-    /// The options of its per-head MLPs.
-    pub fn mlp(&self) -> MlpOptions {
-        MlpOptions {
-            l1: self.l1,
-            l2: self.l2,
-            init_std: self.init_std,
-            init: self.init,
-            dropout: self.dropout,
-            per_cell: self.dropout_per_cell,
+            mlp: MlpOptions::default(),
         }
     }
 }
@@ -592,10 +580,10 @@ impl Family for At5 {
     type Options = At5Options;
     fn validate(o: &At5Options) -> Result<(), String> {
         check_slopes(o.slope_min, o.slope_max)?;
-        o.mlp().check("at5")
+        o.mlp.check("at5")
     }
     fn param_count(o: &At5Options, heads: usize, _len: usize) -> f64 {
-        2.0 * heads as f64 + mlp_param_count(&o.mlp(), heads)
+        2.0 * heads as f64 + mlp_param_count(&o.mlp, heads)
     }
     fn build<F: Float>(
         o: &At5Options,
@@ -606,7 +594,7 @@ impl Family for At5 {
         rng: &mut StdRng,
     ) -> Result<At5, String> {
         let slopes = (o.slope_min, o.slope_max);
-        At5::new(slopes, &o.mlp(), heads, max_len, store, prefix, rng)
+        At5::new(slopes, &o.mlp, heads, max_len, store, prefix, rng)
     }
 }
 

@@ -179,10 +179,19 @@ pub(super) use families;
 
 impl BiasConfig {
     /// The options of AT5's or AT5-NoB's per-head MLPs; `None` for the other families.
-    pub fn mlp_options(&self) -> Option<MlpOptions> {
+    pub fn mlp_options(&self) -> Option<&MlpOptions> {
         match self {
-            BiasConfig::At5(o) => Some(o.mlp()),
-            BiasConfig::At5NoB(o) => Some(o.mlp()),
+            BiasConfig::At5(o) => Some(&o.mlp),
+            BiasConfig::At5NoB(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// [`BiasConfig::mlp_options`], to change them.
+    pub fn mlp_options_mut(&mut self) -> Option<&mut MlpOptions> {
+        match self {
+            BiasConfig::At5(o) => Some(&mut o.mlp),
+            BiasConfig::At5NoB(o) => Some(o),
             _ => None,
         }
     }

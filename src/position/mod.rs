@@ -21,7 +21,6 @@ config::families! {
 // `self::` because the crate is also called `at5`, and a doctest sees both.
 pub use self::alibi::alibi_slopes;
 pub use self::at5::{At5Options, MlpInit, MlpOptions, soft_bucket};
-pub use self::at5_nob::At5NoBOptions;
 pub use self::fire::FireOptions;
 pub use self::kerple::KERPLE_MIN;
 pub use self::sinusoidal::sinusoidal_encoding;

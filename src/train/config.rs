@@ -444,23 +444,17 @@ impl RunRequest {
             BiasConfig::At5(o) => {
                 set(&mut o.slope_min, self.slope_min);
                 set(&mut o.slope_max, self.slope_max);
-                set(&mut o.l1, self.l1);
-                set(&mut o.l2, self.l2);
-                set(&mut o.init_std, self.init_std);
-                // The MLP's dropout is the input-dropout rate (DESIGN §1): a given rate moves it.
-                set(&mut o.dropout, self.dropout_input);
-                set(&mut o.dropout_per_cell, self.at5_dropout_per_cell);
-                set(&mut o.init, self.at5_init);
-            }
-            BiasConfig::At5NoB(o) => {
-                set(&mut o.l1, self.l1);
-                set(&mut o.l2, self.l2);
-                set(&mut o.init_std, self.init_std);
-                set(&mut o.dropout, self.dropout_input);
-                set(&mut o.dropout_per_cell, self.at5_dropout_per_cell);
-                set(&mut o.init, self.at5_init);
             }
             _ => {}
+        }
+        if let Some(o) = m.bias.mlp_options_mut() {
+            set(&mut o.l1, self.l1);
+            set(&mut o.l2, self.l2);
+            set(&mut o.init_std, self.init_std);
+            // The MLP's dropout is the input-dropout rate (DESIGN §1): a given rate moves it.
+            set(&mut o.dropout, self.dropout_input);
+            set(&mut o.per_cell, self.at5_dropout_per_cell);
+            set(&mut o.init, self.at5_init);
         }
         set(&mut c.batch, self.batch);
         set(&mut c.lr, self.lr);

@@ -128,19 +128,16 @@ pub fn bias_for(
         BiasConfig::T5(o) if matches!(kind, TaskKind::Adding | TaskKind::LagK) => {
             o.max_distance = len.max(16);
         }
-        BiasConfig::At5(o) => {
-            if kind == TaskKind::Reber {
-                (o.slope_min, o.slope_max, o.l1, o.l2) = (0.1, 1.0, 100, 40);
-            }
-            (o.dropout, o.dropout_per_cell) = (mlp_dropout, per_cell);
-        }
-        BiasConfig::At5NoB(o) => {
-            if kind == TaskKind::Reber {
-                (o.l1, o.l2) = (100, 40);
-            }
-            (o.dropout, o.dropout_per_cell) = (mlp_dropout, per_cell);
+        BiasConfig::At5(o) if kind == TaskKind::Reber => {
+            (o.slope_min, o.slope_max) = (0.1, 1.0);
         }
         _ => {}
+    }
+    if let Some(m) = b.mlp_options_mut() {
+        if kind == TaskKind::Reber {
+            (m.l1, m.l2) = (100, 40);
+        }
+        (m.dropout, m.per_cell) = (mlp_dropout, per_cell);
     }
     Ok(b)
 }

@@ -269,10 +269,10 @@ pub fn gradients_at_init(
     cfg.model.ffn = 128;
     cfg.model.heads = 4;
     if let BiasConfig::At5(o) = &mut cfg.model.bias {
-        (o.l1, o.l2) = (l1, l2);
+        (o.mlp.l1, o.mlp.l2) = (l1, l2);
         match std {
-            Some(s) => o.init_std = s,
-            None => o.init = MlpInit::Alive,
+            Some(s) => o.mlp.init_std = s,
+            None => o.mlp.init = MlpInit::Alive,
         }
     }
     cfg.validate()?;
