@@ -89,6 +89,32 @@ fn reproduce_ablate_and_merge_on_one_tiny_row() {
     assert!(once.contains("What it shows"));
     run(env!("CARGO_BIN_EXE_merge"), &[r]);
     assert_eq!(std::fs::read_to_string(&readme).unwrap(), once);
+
+    // Without the checkpoints (as in a clone, where only records and what the models learned
+    // are committed), merge draws the same figures and writes the same reports.
+    let outputs = [
+        "README.md",
+        "ablate.md",
+        "figures/priors-process50.svg",
+        "figures/head-ablation-process50.svg",
+    ];
+    let read = |f: &str| std::fs::read(root.join(f)).unwrap();
+    let before: Vec<Vec<u8>> = outputs.iter().map(|f| read(f)).collect();
+    for run_dir in std::fs::read_dir(root.join("runs")).unwrap() {
+        let dir = run_dir.unwrap().path();
+        let _ = std::fs::remove_file(dir.join("checkpoint.bin"));
+        let learned = ["prior.json", "head-ablation.json"];
+        let id = dir.file_name().unwrap().to_str().unwrap().to_string();
+        if id.ends_with("-t5-s1") || id.ends_with("-at5-s1") {
+            for f in learned {
+                assert!(dir.join(f).is_file(), "{id}: no {f}");
+            }
+        }
+    }
+    run(env!("CARGO_BIN_EXE_merge"), &[r]);
+    for (f, b) in outputs.iter().zip(&before) {
+        assert!(read(f) == *b, "{f} differs without the checkpoints");
+    }
 }
 
 #[test]

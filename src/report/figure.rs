@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use std::path::Path;
 
 /// One line of a chart: a legend label and its (x, y) points, drawn in the given order.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Series {
     /// The legend label.
     pub label: String,

@@ -1,11 +1,15 @@
 //! `ablate`: the no-bucket ablations beside their bucketed versions, and the paper's head-prior
 //! ablation (add heads' biases back one at a time, lowest maximum prior first).
 use super::figures::pooled_query;
+use super::learned::of_finished;
 use crate::nn::ForwardOpts;
 use crate::report::{Better, Cell, LineOpts, Series, Table, line_chart, write_atomic};
 use crate::sweep::{Plan, best_test_percent};
-use crate::train::{self, Preset, RunRecord, Trainer, evaluate};
+use crate::train::{Preset, RunRecord, Trainer, evaluate};
 use std::path::Path;
+
+/// The file beside a run's record that keeps its head-prior ablation.
+pub const HEAD_ABLATION: &str = "head-ablation.json";
 
 /// Each bucketed family and its no-bucket ablation.
 pub const PAIRS: [(&str, &str); 2] = [("t5", "t5-nob"), ("at5", "at5-nob")];
@@ -67,7 +71,10 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
     let mut md = String::from("### Bucketed vs no-bucket (test accuracy %, mean ± std)\n\n");
     md.push_str(&table.to_markdown());
     md.push_str(
-        "\n### Head-prior ablation (seed 1): test accuracy with k heads' bias restored\n\n",
+        "\n### Head-prior ablation (seed 1): test accuracy with k heads' bias restored\n\n\
+         Each seed-1 model as it ended training (the table above reports each run's test \
+         accuracy at its best dev epoch, so the last point can differ from it). Heads are \
+         restored lowest peak prior first; 0 heads is the model with no position bias at all.\n\n",
     );
     for g in &groups {
         let mut series = Vec::new();
@@ -79,10 +86,9 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
             else {
                 continue;
             };
-            let Ok(t) = Trainer::from_checkpoint(&spec.dir(root).join(train::CHECKPOINT)) else {
+            let Some((order, curve)) = of_finished(root, spec, HEAD_ABLATION, head_curve)? else {
                 continue;
             };
-            let (order, curve) = head_curve(&t);
             md.push_str(&format!(
                 "- {g}, {fam}: heads in order {order:?} → {}\n",
                 curve

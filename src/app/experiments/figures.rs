@@ -1,7 +1,11 @@
 //! Figures several experiments share: learning curves and learned priors from run results.
+use super::learned::of_finished;
 use crate::report::{LineOpts, Series, line_chart, small_multiples};
 use crate::sweep::RunSpec;
 use crate::train::{self, RunRecord, Trainer};
+
+/// The file beside a run's record that keeps its learned prior.
+pub const PRIOR: &str = "prior.json";
 use std::path::Path;
 
 /// The query whose prior the figures show (the pooled slot; the middle for mean pooling).
@@ -14,8 +18,8 @@ pub fn prior_series(t: &Trainer) -> Vec<Series> {
     train::prior_series(t)
 }
 
-/// One panel per family: the learned prior of every head of the given finished runs'
-/// checkpoints.
+/// One panel per family: the learned prior of every head of the given finished runs (from
+/// each run's `prior.json`, written from its checkpoint the first time).
 pub fn priors_figure(
     path: &Path,
     title: &str,
@@ -25,14 +29,9 @@ pub fn priors_figure(
     let mut panels = Vec::new();
     for s in specs {
         // A run still training has a checkpoint too, but its prior is not the learned one.
-        if crate::sweep::finished(root, s).is_none() {
-            continue;
+        if let Some(prior) = of_finished(root, s, PRIOR, prior_series)? {
+            panels.push((s.bias.clone(), prior));
         }
-        let ck = s.dir(root).join(train::CHECKPOINT);
-        let Ok(t) = Trainer::from_checkpoint(&ck) else {
-            continue;
-        };
-        panels.push((s.bias.clone(), prior_series(&t)));
     }
     if panels.is_empty() {
         return Ok(());

@@ -3,5 +3,6 @@ pub mod ablate;
 pub mod extrapolate;
 pub mod figures;
 pub mod init;
+pub mod learned;
 pub mod range;
 pub mod reproduce;
