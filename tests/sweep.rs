@@ -240,9 +240,17 @@ fn every_setting_of_a_run_renders_as_flags_and_parses_back() {
     // given a value, and then fails this test until `run_flags` and the parser both carry it.
     use at5::nn::BiasScope;
     use at5::position::MlpInit;
-    let full = RunRequest {
+    use at5::train::{BiasRequest, MlpRequest};
+    let mlp = MlpRequest {
+        l1: Some(5),
+        l2: Some(3),
+        init_std: Some(0.02),
+        per_cell: Some(false),
+        init: Some(MlpInit::Paper),
+    };
+    let full = |bias: BiasRequest| RunRequest {
         task: TaskKind::LagK,
-        bias: "at5".into(),
+        bias,
         preset: Preset::Paper,
         seed: 7,
         seq_len: Some(24),
@@ -257,27 +265,36 @@ fn every_setting_of_a_run_renders_as_flags_and_parses_back() {
         dropout_input: Some(0.25),
         dropout_hidden: Some(0.125),
         dropout_attention: Some(1e-3),
-        num_buckets: Some(16),
-        max_distance: Some(20),
-        slope_min: Some(0.5),
-        slope_max: Some(2.5),
-        l1: Some(5),
-        l2: Some(3),
-        init_std: Some(0.02),
-        at5_dropout_per_cell: Some(false),
-        at5_init: Some(MlpInit::Alive),
         batch: Some(32),
         lr: Some(3e-4),
         epochs: Some(9),
         patience: Some(4),
         whole_graph: true,
     };
-    let flags = at5::cli::run_flags(&full);
-    assert_eq!(
-        at5::cli::parse_run_flags(&flags).unwrap(),
-        full,
-        "{flags:?}"
-    );
+    for bias in [
+        BiasRequest::T5 {
+            num_buckets: Some(16),
+            max_distance: Some(20),
+        },
+        BiasRequest::At5 {
+            slope_min: Some(0.5),
+            slope_max: Some(2.5),
+            mlp,
+        },
+        BiasRequest::At5NoB {
+            mlp: MlpRequest {
+                per_cell: Some(true),
+                init: Some(MlpInit::Alive),
+                init_std: None,
+                ..mlp
+            },
+        },
+        BiasRequest::Named("fire".into()),
+    ] {
+        let run = full(bias);
+        let flags = at5::cli::run_flags(&run);
+        assert_eq!(at5::cli::parse_run_flags(&flags).unwrap(), run, "{flags:?}");
+    }
     let none = RunRequest::new(TaskKind::Reber, "t5", Preset::Quick, 1);
     let flags = at5::cli::run_flags(&none);
     assert_eq!(
@@ -285,4 +302,10 @@ fn every_setting_of_a_run_renders_as_flags_and_parses_back() {
         "--task reber --bias t5 --seed 1 --preset quick"
     );
     assert_eq!(at5::cli::parse_run_flags(&flags).unwrap(), none);
+    // Another family's option does not get past the parser.
+    let stray: Vec<String> = ["--task", "lagk", "--bias", "at5", "--num-buckets", "8"]
+        .map(String::from)
+        .to_vec();
+    let e = at5::cli::parse_run_flags(&stray).unwrap_err();
+    assert!(e.contains("--num-buckets is an option of --bias t5"), "{e}");
 }

@@ -1,7 +1,7 @@
 //! Command-line pieces the experiment binaries share: the run flags, threads, exit codes.
 use crate::nn::BiasScope;
 use crate::position::MlpInit;
-use crate::train::{Preset, RunRequest, TrainConfig};
+use crate::train::{BiasRequest, MlpRequest, Preset, RunRequest, TrainConfig};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -203,7 +203,9 @@ impl RunArgs {
         self.to_request()?.resolve()
     }
 
-    /// The flags as typed values; [`RunRequest::resolve`] applies and checks them.
+    /// The flags as typed values; [`RunRequest::resolve`] applies and checks them. A bias
+    /// family's option given with another family is refused here: past the parser it cannot
+    /// be expressed.
     pub fn to_request(&self) -> Result<RunRequest, String> {
         let task = self
             .task
@@ -220,20 +222,9 @@ impl RunArgs {
                 ));
             }
         };
-        let at5_dropout_per_cell = match self.at5_dropout_mask.as_deref() {
-            None => None,
-            Some("cell") => Some(true),
-            Some("offset") => Some(false),
-            Some(o) => return Err(format!("--at5-dropout-mask {o}: expected cell or offset")),
-        };
-        let at5_init = self
-            .at5_init
-            .as_deref()
-            .map(|n| MlpInit::from_name(n).map_err(|e| format!("--at5-init: {e}")))
-            .transpose()?;
         Ok(RunRequest {
             task: task.parse()?,
-            bias: self.bias.clone(),
+            bias: self.bias_request()?,
             preset: Preset::from_name(&self.preset)?,
             seed: self.seed,
             seq_len: self.seq_len,
@@ -248,21 +239,76 @@ impl RunArgs {
             dropout_input: self.dropout_input,
             dropout_hidden: self.dropout_hidden,
             dropout_attention: self.dropout_attention,
-            num_buckets: self.num_buckets,
-            max_distance: self.max_distance,
-            slope_min: self.slope_min,
-            slope_max: self.slope_max,
-            l1: self.l1,
-            l2: self.l2,
-            init_std: self.init_std,
-            at5_dropout_per_cell,
-            at5_init,
             batch: self.batch,
             lr: self.lr,
             epochs: self.epochs,
             patience: self.patience,
             whole_graph: self.no_prune,
         })
+    }
+
+    /// `--bias` with the options of that family; an option of another family is an error.
+    fn bias_request(&self) -> Result<BiasRequest, String> {
+        let mut bias = BiasRequest::family(&self.bias);
+        let name = bias.name().to_string();
+        let options: [(&str, bool, &[&str]); 9] = [
+            ("num-buckets", self.num_buckets.is_some(), &["t5"]),
+            ("max-distance", self.max_distance.is_some(), &["t5"]),
+            ("slope-min", self.slope_min.is_some(), &["at5"]),
+            ("slope-max", self.slope_max.is_some(), &["at5"]),
+            ("l1", self.l1.is_some(), &["at5", "at5-nob"]),
+            ("l2", self.l2.is_some(), &["at5", "at5-nob"]),
+            ("init-std", self.init_std.is_some(), &["at5", "at5-nob"]),
+            (
+                "at5-dropout-mask",
+                self.at5_dropout_mask.is_some(),
+                &["at5", "at5-nob"],
+            ),
+            ("at5-init", self.at5_init.is_some(), &["at5", "at5-nob"]),
+        ];
+        for (flag, given, families) in options {
+            if given && !families.contains(&name.as_str()) {
+                // An unknown family is named as such, not as the owner of a stray option.
+                crate::position::BiasConfig::from_name(&name)?;
+                return Err(format!(
+                    "--{flag} is an option of --bias {}, not {name}; drop it",
+                    families.join(" or ")
+                ));
+            }
+        }
+        match &mut bias {
+            BiasRequest::T5 {
+                num_buckets,
+                max_distance,
+            } => (*num_buckets, *max_distance) = (self.num_buckets, self.max_distance),
+            BiasRequest::At5 {
+                slope_min,
+                slope_max,
+                ..
+            } => (*slope_min, *slope_max) = (self.slope_min, self.slope_max),
+            _ => {}
+        }
+        if let Some(mlp) = bias.mlp_mut() {
+            *mlp = MlpRequest {
+                l1: self.l1,
+                l2: self.l2,
+                init_std: self.init_std,
+                per_cell: match self.at5_dropout_mask.as_deref() {
+                    None => None,
+                    Some("cell") => Some(true),
+                    Some("offset") => Some(false),
+                    Some(o) => {
+                        return Err(format!("--at5-dropout-mask {o}: expected cell or offset"));
+                    }
+                },
+                init: self
+                    .at5_init
+                    .as_deref()
+                    .map(|n| MlpInit::from_name(n).map_err(|e| format!("--at5-init: {e}")))
+                    .transpose()?,
+            };
+        }
+        Ok(bias)
     }
 
     /// A default output directory naming the run.
@@ -316,7 +362,7 @@ pub fn run_flags(run: &RunRequest) -> Vec<String> {
     flag("task", Some(run.task.name().to_string()));
     flag("seq-len", text(run.seq_len));
     flag("lag", text(run.lag));
-    flag("bias", Some(run.bias.clone()));
+    flag("bias", Some(run.bias.name().to_string()));
     flag("seed", Some(run.seed.to_string()));
     flag("preset", Some(run.preset.name().to_string()));
     flag("d-model", text(run.d_model));
@@ -343,18 +389,34 @@ pub fn run_flags(run: &RunRequest) -> Vec<String> {
     flag("dropout-input", real(run.dropout_input));
     flag("dropout-hidden", real(run.dropout_hidden));
     flag("dropout-attention", real(run.dropout_attention));
-    flag("num-buckets", text(run.num_buckets));
-    flag("max-distance", text(run.max_distance));
-    flag("slope-min", real(run.slope_min));
-    flag("slope-max", real(run.slope_max));
-    flag("l1", text(run.l1));
-    flag("l2", text(run.l2));
-    flag("init-std", real(run.init_std));
-    let mask = run
-        .at5_dropout_per_cell
-        .map(|cell| if cell { "cell" } else { "offset" });
-    flag("at5-dropout-mask", mask.map(String::from));
-    flag("at5-init", run.at5_init.map(|i| i.name().to_string()));
+    match &run.bias {
+        BiasRequest::T5 {
+            num_buckets,
+            max_distance,
+        } => {
+            flag("num-buckets", text(*num_buckets));
+            flag("max-distance", text(*max_distance));
+        }
+        BiasRequest::At5 {
+            slope_min,
+            slope_max,
+            ..
+        } => {
+            flag("slope-min", real(*slope_min));
+            flag("slope-max", real(*slope_max));
+        }
+        _ => {}
+    }
+    if let Some(mlp) = run.bias.mlp() {
+        flag("l1", text(mlp.l1));
+        flag("l2", text(mlp.l2));
+        flag("init-std", real(mlp.init_std));
+        let mask = mlp
+            .per_cell
+            .map(|cell| if cell { "cell" } else { "offset" });
+        flag("at5-dropout-mask", mask.map(String::from));
+        flag("at5-init", mlp.init.map(|i| i.name().to_string()));
+    }
     if run.whole_graph {
         out.push("--no-prune".into());
     }

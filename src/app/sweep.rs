@@ -66,9 +66,9 @@ impl RunSpec {
     /// The run `run` in row `group`, in the column of its family.
     pub fn new(group: &str, run: RunRequest) -> Self {
         RunSpec {
-            id: format!("{group}-{}-s{}", run.bias, run.seed),
+            id: format!("{group}-{}-s{}", run.bias.name(), run.seed),
             group: group.into(),
-            bias: run.bias.clone(),
+            bias: run.bias.name().to_string(),
             seed: run.seed,
             run,
         }

@@ -273,6 +273,141 @@ pub fn read_config(path: &Path) -> Result<TrainConfig, String> {
     Ok(cfg)
 }
 
+/// The bias family a run asks for, with only that family's own options (`None`: the preset's),
+/// so an option of another family cannot be expressed: the parser refuses it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BiasRequest {
+    /// T5, with its bucket layout.
+    T5 {
+        /// Number of buckets.
+        num_buckets: Option<usize>,
+        /// Distance where the last bucket starts.
+        max_distance: Option<usize>,
+    },
+    /// AT5, with its slope init range and its MLPs.
+    At5 {
+        /// Lower end of the slopes' init range.
+        slope_min: Option<f64>,
+        /// Upper end of the slopes' init range.
+        slope_max: Option<f64>,
+        /// The MLPs.
+        mlp: MlpRequest,
+    },
+    /// AT5-NoB, with its MLPs.
+    At5NoB {
+        /// The MLPs.
+        mlp: MlpRequest,
+    },
+    /// Any other family, by name: none of them has an option a run sets.
+    Named(String),
+}
+
+/// AT5's and AT5-NoB's MLP options a run sets (`None`: the preset's).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MlpRequest {
+    /// The first hidden width.
+    pub l1: Option<usize>,
+    /// The second hidden width.
+    pub l2: Option<usize>,
+    /// The paper init's std.
+    pub init_std: Option<f64>,
+    /// The dropout drawn per grid cell (`true`) or per offset.
+    pub per_cell: Option<bool>,
+    /// How the MLP starts.
+    pub init: Option<MlpInit>,
+}
+
+impl BiasRequest {
+    /// The family called `name` with none of its options set.
+    pub fn family(name: &str) -> BiasRequest {
+        match name {
+            "t5" => BiasRequest::T5 {
+                num_buckets: None,
+                max_distance: None,
+            },
+            "at5" => BiasRequest::At5 {
+                slope_min: None,
+                slope_max: None,
+                mlp: MlpRequest::default(),
+            },
+            "at5-nob" => BiasRequest::At5NoB {
+                mlp: MlpRequest::default(),
+            },
+            other => BiasRequest::Named(other.to_string()),
+        }
+    }
+
+    /// The family's name.
+    pub fn name(&self) -> &str {
+        match self {
+            BiasRequest::T5 { .. } => "t5",
+            BiasRequest::At5 { .. } => "at5",
+            BiasRequest::At5NoB { .. } => "at5-nob",
+            BiasRequest::Named(name) => name,
+        }
+    }
+
+    /// The MLP options of AT5 or AT5-NoB.
+    pub fn mlp(&self) -> Option<&MlpRequest> {
+        match self {
+            BiasRequest::At5 { mlp, .. } | BiasRequest::At5NoB { mlp } => Some(mlp),
+            _ => None,
+        }
+    }
+
+    /// [`BiasRequest::mlp`], to set them.
+    pub fn mlp_mut(&mut self) -> Option<&mut MlpRequest> {
+        match self {
+            BiasRequest::At5 { mlp, .. } | BiasRequest::At5NoB { mlp } => Some(mlp),
+            _ => None,
+        }
+    }
+
+    /// Sets the given options on `bias`, the preset's config of the same family; a given
+    /// input-dropout rate is also the MLPs' dropout (DESIGN §1).
+    fn apply(&self, bias: &mut BiasConfig, dropout_input: Option<f64>) -> Result<(), String> {
+        match (self, &mut *bias) {
+            (
+                BiasRequest::T5 {
+                    num_buckets,
+                    max_distance,
+                },
+                BiasConfig::T5(o),
+            ) => {
+                set(&mut o.num_buckets, *num_buckets);
+                set(&mut o.max_distance, *max_distance);
+            }
+            (
+                BiasRequest::At5 {
+                    slope_min,
+                    slope_max,
+                    ..
+                },
+                BiasConfig::At5(o),
+            ) => {
+                set(&mut o.slope_min, *slope_min);
+                set(&mut o.slope_max, *slope_max);
+            }
+            _ => {}
+        }
+        if let Some(o) = bias.mlp_options_mut() {
+            let r = self.mlp().copied().unwrap_or_default();
+            if r.init == Some(MlpInit::Alive) && r.init_std.is_some() {
+                return Err(
+                    "--init-std sets the paper init's std; drop it with --at5-init alive".into(),
+                );
+            }
+            set(&mut o.l1, r.l1);
+            set(&mut o.l2, r.l2);
+            set(&mut o.init_std, r.init_std);
+            set(&mut o.dropout, dropout_input);
+            set(&mut o.per_cell, r.per_cell);
+            set(&mut o.init, r.init);
+        }
+        Ok(())
+    }
+}
+
 /// What one run asks for: a task, a bias family and a preset, and only the settings that differ
 /// from the preset's protocol (`None`: the preset's). Each field is the `train` flag of the
 /// same name, and errors name it that way.
@@ -285,8 +420,8 @@ pub fn read_config(path: &Path) -> Result<TrainConfig, String> {
 pub struct RunRequest {
     /// The task.
     pub task: TaskKind,
-    /// The bias family's name (`t5`, `at5`, ...).
-    pub bias: String,
+    /// The bias family, with the options of its own that are set.
+    pub bias: BiasRequest,
     /// The protocol every unset setting comes from.
     pub preset: Preset,
     /// Seeds initialisation, shuffling and dropout.
@@ -315,24 +450,6 @@ pub struct RunRequest {
     pub dropout_hidden: Option<f64>,
     /// Dropout on the attention probabilities.
     pub dropout_attention: Option<f64>,
-    /// T5: number of buckets.
-    pub num_buckets: Option<usize>,
-    /// T5: distance where the last bucket starts.
-    pub max_distance: Option<usize>,
-    /// AT5: lower end of the slopes' init range.
-    pub slope_min: Option<f64>,
-    /// AT5: upper end of the slopes' init range.
-    pub slope_max: Option<f64>,
-    /// AT5 / AT5-NoB: the MLP's first width.
-    pub l1: Option<usize>,
-    /// AT5 / AT5-NoB: the MLP's second width.
-    pub l2: Option<usize>,
-    /// AT5 / AT5-NoB: the paper init's std.
-    pub init_std: Option<f64>,
-    /// AT5 / AT5-NoB: the MLP's dropout drawn per grid cell (`--at5-dropout-mask cell`).
-    pub at5_dropout_per_cell: Option<bool>,
-    /// AT5 / AT5-NoB: how the MLP starts.
-    pub at5_init: Option<MlpInit>,
     /// Examples per optimizer step.
     pub batch: Option<usize>,
     /// Adam learning rate.
@@ -350,7 +467,7 @@ impl RunRequest {
     pub fn new(task: TaskKind, bias: &str, preset: Preset, seed: u64) -> RunRequest {
         RunRequest {
             task,
-            bias: bias.to_string(),
+            bias: BiasRequest::family(bias),
             preset,
             seed,
             seq_len: None,
@@ -365,15 +482,6 @@ impl RunRequest {
             dropout_input: None,
             dropout_hidden: None,
             dropout_attention: None,
-            num_buckets: None,
-            max_distance: None,
-            slope_min: None,
-            slope_max: None,
-            l1: None,
-            l2: None,
-            init_std: None,
-            at5_dropout_per_cell: None,
-            at5_init: None,
             batch: None,
             lr: None,
             epochs: None,
@@ -395,7 +503,7 @@ impl RunRequest {
     /// applied, checked once. A setting the task, data source or family would ignore is an
     /// error naming it.
     pub fn resolve(&self) -> Result<TrainConfig, String> {
-        let family = BiasConfig::from_name(&self.bias)?;
+        let family = BiasConfig::from_name(self.bias.name())?;
         self.check_applicable(&family)?;
         if let Some(l) = self.seq_len
             && l < 2
@@ -406,7 +514,7 @@ impl RunRequest {
             seq_len: self.seq_len,
             lag: self.lag,
         };
-        let mut c = preset_config(self.task, &self.bias, self.preset, dial, self.seed)?;
+        let mut c = preset_config(self.task, self.bias.name(), self.preset, dial, self.seed)?;
         if let (TaskSource::Generated { seed, .. }, Some(s)) = (&mut c.task, self.data_seed) {
             *seed = s;
         }
@@ -431,31 +539,7 @@ impl RunRequest {
         set(&mut m.dropout.input, self.dropout_input);
         set(&mut m.dropout.hidden, self.dropout_hidden);
         set(&mut m.dropout.attention, self.dropout_attention);
-        if self.at5_init == Some(MlpInit::Alive) && self.init_std.is_some() {
-            return Err(
-                "--init-std sets the paper init's std; drop it with --at5-init alive".into(),
-            );
-        }
-        match &mut m.bias {
-            BiasConfig::T5(o) => {
-                set(&mut o.num_buckets, self.num_buckets);
-                set(&mut o.max_distance, self.max_distance);
-            }
-            BiasConfig::At5(o) => {
-                set(&mut o.slope_min, self.slope_min);
-                set(&mut o.slope_max, self.slope_max);
-            }
-            _ => {}
-        }
-        if let Some(o) = m.bias.mlp_options_mut() {
-            set(&mut o.l1, self.l1);
-            set(&mut o.l2, self.l2);
-            set(&mut o.init_std, self.init_std);
-            // The MLP's dropout is the input-dropout rate (DESIGN §1): a given rate moves it.
-            set(&mut o.dropout, self.dropout_input);
-            set(&mut o.per_cell, self.at5_dropout_per_cell);
-            set(&mut o.init, self.at5_init);
-        }
+        self.bias.apply(&mut m.bias, self.dropout_input)?;
         set(&mut c.batch, self.batch);
         set(&mut c.lr, self.lr);
         set(&mut c.epochs, self.epochs);
@@ -496,32 +580,6 @@ impl RunRequest {
             return drop("lag", format!("applies to lagk only, not {}", kind.name()));
         }
         let name = family.name();
-        let options: [(&str, bool, &[&str]); 9] = [
-            ("num-buckets", self.num_buckets.is_some(), &["t5"]),
-            ("max-distance", self.max_distance.is_some(), &["t5"]),
-            ("slope-min", self.slope_min.is_some(), &["at5"]),
-            ("slope-max", self.slope_max.is_some(), &["at5"]),
-            ("l1", self.l1.is_some(), &["at5", "at5-nob"]),
-            ("l2", self.l2.is_some(), &["at5", "at5-nob"]),
-            ("init-std", self.init_std.is_some(), &["at5", "at5-nob"]),
-            (
-                "at5-dropout-mask",
-                self.at5_dropout_per_cell.is_some(),
-                &["at5", "at5-nob"],
-            ),
-            ("at5-init", self.at5_init.is_some(), &["at5", "at5-nob"]),
-        ];
-        for (flag, given, families) in options {
-            if given && !families.contains(&name) {
-                return drop(
-                    flag,
-                    format!(
-                        "is an option of --bias {}, not {name}",
-                        families.join(" or ")
-                    ),
-                );
-            }
-        }
         if self.bias_scope.is_some()
             && matches!(family, BiasConfig::None(_) | BiasConfig::Sinusoidal(_))
         {

@@ -14,7 +14,9 @@ mod record;
 mod trainer;
 
 pub use batch::make_batch;
-pub use config::{ModelSpec, RunRequest, TaskSource, TrainConfig, read_config};
+pub use config::{
+    BiasRequest, MlpRequest, ModelSpec, RunRequest, TaskSource, TrainConfig, read_config,
+};
 pub use diagnostics::{BiasDiagnostics, GradNorms, diagnose};
 pub use fingerprint::DataFingerprint;
 pub use metrics::{EVAL_BATCH, Metrics, argmax, evaluate};

@@ -52,10 +52,13 @@ pub fn plan(preset: Preset, seeds: u64, lag_epochs: usize) -> Plan {
         for (column, init) in columns.chain(std::iter::once(("t5".to_string(), None))) {
             for seed in 1..=seeds {
                 let run = match init {
-                    Some(i) => RunRequest {
-                        at5_init: Some(i),
-                        ..request(k, "at5", seed)
-                    },
+                    Some(i) => {
+                        let mut run = request(k, "at5", seed);
+                        if let Some(mlp) = run.bias.mlp_mut() {
+                            mlp.init = Some(i);
+                        }
+                        run
+                    }
                     None => request(k, "t5", seed),
                 };
                 specs.push(RunSpec {
