@@ -12,7 +12,6 @@ use crate::params::ParamStore;
 use rand::rngs::StdRng;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, VariantAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
-
 use std::any::TypeId;
 use std::fmt;
 
