@@ -34,7 +34,11 @@ fn every_committed_record_reads_and_its_config_is_written_back_as_read() {
     let mut paths = Vec::new();
     records(Path::new("results"), &mut paths);
     // The committed record sets, so the walk cannot pass by finding nothing.
-    for dir in ["results/paper/", "results/init-study/", "results/init-study-long/"] {
+    for dir in [
+        "results/paper/",
+        "results/init-study/",
+        "results/init-study-long/",
+    ] {
         let n = paths.iter().filter(|p| p.starts_with(dir)).count();
         assert!(n > 0, "no records under {dir}");
     }
