@@ -309,3 +309,29 @@ fn every_setting_of_a_run_renders_as_flags_and_parses_back() {
     let e = at5::cli::parse_run_flags(&stray).unwrap_err();
     assert!(e.contains("--num-buckets is an option of --bias t5"), "{e}");
 }
+
+#[test]
+fn a_report_names_the_command_that_plans_its_runs() {
+    // The families, rows and extra train flags are read back from the runs, so the command
+    // in a report's first line plans exactly the runs it reports on.
+    let biases: Vec<String> = ["at5"].map(String::from).to_vec();
+    let mut plan = reproduce::plan(Preset::Paper, 5, &biases);
+    plan.specs.retain(|s| s.group == "reber");
+    sweep::add_flags(&mut plan, "--at5-init alive --epochs 3").unwrap();
+    assert_eq!(
+        reproduce::command(&plan).as_deref(),
+        Some(
+            "cargo run --release -- --preset paper --seeds 5 --biases at5 --tasks reber \
+             --train-flags \"--epochs 3 --at5-init alive\""
+        )
+    );
+    let all: Vec<String> = reproduce::BIASES.map(String::from).to_vec();
+    let full = reproduce::plan(Preset::Quick, 2, &all);
+    assert_eq!(
+        reproduce::command(&full).as_deref(),
+        Some("cargo run --release -- --preset quick --seeds 2")
+    );
+    // One run edited by hand: no command plans that, and none is claimed.
+    plan.specs[2] = RunSpec::new("reber", tiny(TaskKind::Reber, Dial::NONE, "at5", 3));
+    assert_eq!(reproduce::command(&plan), None);
+}

@@ -183,6 +183,64 @@ pub fn report(
     Ok(md)
 }
 
+/// The `reproduce` command that plans exactly `plan`'s runs: its families, rows and extra
+/// `train` flags read back from the runs, and checked by planning them again. `None` for a plan
+/// no command makes (edited by hand, or written by another version).
+pub fn command(plan: &Plan) -> Option<String> {
+    let preset = Preset::from_name(&plan.preset).ok()?;
+    let first = plan.specs.first()?;
+    let seeds = plan.specs.iter().map(|s| s.seed).max()?;
+    let mut biases: Vec<String> = Vec::new();
+    let mut tasks: Vec<&str> = Vec::new();
+    for s in &plan.specs {
+        if !biases.contains(&s.bias) {
+            biases.push(s.bias.clone());
+        }
+        if !tasks.contains(&s.group.as_str()) {
+            tasks.push(&s.group);
+        }
+    }
+    // The extra flags are what the first run has beyond the plain request for its cell.
+    let (_, (task, dial)) = TASKS.iter().find(|(g, _)| *g == first.group)?;
+    let plain = RunRequest::new(*task, &first.bias, preset, first.seed).with_dial(*dial);
+    let plain = RunSpec::new(&first.group, plain).flags();
+    let extra = first.flags().strip_prefix(plain.as_slice())?.join(" ");
+    let mut again = self::plan(preset, seeds, &biases);
+    again.specs.retain(|s| tasks.contains(&s.group.as_str()));
+    if !extra.is_empty() {
+        crate::sweep::add_flags(&mut again, &extra).ok()?;
+    }
+    let runs = |p: &Plan| -> Vec<(String, Vec<String>)> {
+        p.specs.iter().map(|s| (s.id.clone(), s.flags())).collect()
+    };
+    if runs(&again) != runs(plan) {
+        return None;
+    }
+    let mut c = format!(
+        "cargo run --release -- --preset {} --seeds {seeds}",
+        plan.preset
+    );
+    if biases != BIASES {
+        let _ = write!(c, " --biases {}", biases.join(","));
+    }
+    if tasks.len() < TASKS.len() {
+        let _ = write!(c, " --tasks {}", tasks.join(","));
+    }
+    if !extra.is_empty() {
+        let _ = write!(c, " --train-flags \"{extra}\"");
+    }
+    Some(c)
+}
+
+/// `n` and the noun, plural when `n` is not 1 ("1 task", "4 tasks", "2 bias families").
+fn plural(n: usize, noun: &str) -> String {
+    match (n, noun.strip_suffix('y')) {
+        (1, _) => format!("{n} {noun}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        _ => format!("{n} {noun}s"),
+    }
+}
+
 /// The line in a report's README below which `merge` and `reproduce` keep the text as it is:
 /// the reading a person wrote of the numbers above it.
 pub const KEPT_MARKER: &str = "<!-- written by hand below: merge keeps it -->";
@@ -217,14 +275,26 @@ fn readme(
     } else {
         "this report was rebuilt by `merge` from the finished runs' records".to_string()
     };
-    let train_s: f64 = recs.iter().flatten().map(|r| r.train_seconds).sum();
+    // A fold from +0: `sum` of no f64 is -0, which would print as "-0.0 minutes".
+    let train_s = recs.iter().flatten().fold(0.0, |t, r| t + r.train_seconds);
     let _ = writeln!(
         r,
-        "Produced by `cargo run --release -- --preset {} --seeds {seeds}`: {done} of {} runs \
-         finished ({tasks} tasks × {families} bias families × {seeds} seeds); {timing}. The \
-         finished runs trained for {:.1} minutes in total.\n",
-        plan.preset,
+        "Produced by {}: {done} of {} runs finished ({}); {timing}. The finished runs trained \
+         for {:.1} minutes in total.\n",
+        command(plan).map_or_else(
+            || format!(
+                "`reproduce --preset {}` (the runs of plan-reproduce.json)",
+                plan.preset
+            ),
+            |c| format!("`{c}`")
+        ),
         plan.specs.len(),
+        [
+            plural(tasks, "task"),
+            plural(families, "bias family"),
+            plural(seeds as usize, "seed")
+        ]
+        .join(" × "),
         train_s / 60.0
     );
     let _ = writeln!(
