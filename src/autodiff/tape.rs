@@ -69,12 +69,11 @@ pub(crate) enum Op<F> {
         table: Var,
         ids: Vec<usize>,
     },
-    /// The mask is regenerated from the seed in backward instead of being stored.
+    /// The keep-mask drawn in forward, one bit per element.
     Dropout {
         x: Var,
         p: f64,
-        seed: u64,
-        rows: Option<nn::MaskRows>,
+        keep: nn::KeepMask,
     },
     Where {
         cond: Vec<bool>,
@@ -104,7 +103,8 @@ pub(crate) enum Op<F> {
         probs: Var,
         heads: usize,
         p: f64,
-        seed: u64,
+        /// The dropout keep-mask of the `[B, H, L, L]` weights (`None`: no dropout).
+        keep: Option<nn::KeepMask>,
     },
 }
 
@@ -386,9 +386,7 @@ impl<F: Float> Tape<F> {
                 rstd,
             } => nn::layer_norm_backward(self, (*x, *gain, *bias), mean, rstd, gi, g),
             Op::Embedding { table, ids } => nn::embedding_backward(self, *table, ids, gi, g),
-            &Op::Dropout { x, p, seed, rows } => {
-                nn::dropout_backward(self, (x, p, seed, rows), gi, g)
-            }
+            Op::Dropout { x, p, keep } => nn::dropout_backward(self, (*x, *p, keep), gi, g),
             Op::Where { cond, a, b } => nn::where_backward(self, cond, *a, *b, gi, g),
             Op::CrossEntropy {
                 logits,
@@ -397,7 +395,7 @@ impl<F: Float> Tape<F> {
             } => loss::cross_entropy_backward(self, *logits, targets, probs, gi, g),
             &Op::Mse(a, b) => loss::mse_backward(self, a, b, gi, g),
             &Op::Linear { x, w, b } => matmul::linear_backward(self, (x, w, b), gi, g),
-            &Op::Attention {
+            Op::Attention {
                 q,
                 k,
                 v,
@@ -405,8 +403,18 @@ impl<F: Float> Tape<F> {
                 probs,
                 heads,
                 p,
-                seed,
-            } => attention::attention_backward(self, (q, k, v), bias, probs, heads, p, seed, gi, g),
+                keep,
+            } => attention::attention_backward(
+                self,
+                (*q, *k, *v),
+                *bias,
+                *probs,
+                *heads,
+                *p,
+                keep.as_ref(),
+                gi,
+                g,
+            ),
         }
     }
 }

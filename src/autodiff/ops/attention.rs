@@ -6,7 +6,7 @@
 //! bit for bit at any thread count. The arithmetic follows the composed ops in the same order
 //! (`matmul_t`, `scale`, `add`, `add_mask`, `softmax`, `dropout`, `matmul`).
 use super::dot_lanes;
-use super::nn::dropout_keep;
+use super::nn::KeepMask;
 use super::softmax::log_softmax_row;
 use super::zeros;
 use crate::autodiff::tape::{Grads, Op, Tape, Var};
@@ -86,8 +86,7 @@ impl<F: Float> Tape<F> {
             key_mask.shape
         );
         let p = if self.is_training() { p } else { 0.0 };
-        let keep: Option<Vec<bool>> =
-            (p > 0.0).then(|| dropout_keep(b * h * l * l, p, seed).collect());
+        let keep = (p > 0.0).then(|| KeepMask::draw(b * h * l * l, p, seed));
         let kd = F::from_f64(1.0 / (1.0 - p));
         let scale = F::from_f64(1.0 / (dh as f64).sqrt());
         let (qv, kv, vv) = (
@@ -143,8 +142,8 @@ impl<F: Float> Tape<F> {
                 }
                 let pd: &[F] = match &keep {
                     Some(keep) => {
-                        let km = &keep[(bi * h + hi) * ll..][..ll];
-                        for ((x, &y), &kp) in dropped.iter_mut().zip(pr.iter()).zip(km) {
+                        let km = keep.iter_range((bi * h + hi) * ll, ll);
+                        for ((x, &y), kp) in dropped.iter_mut().zip(pr.iter()).zip(km) {
                             *x = if kp { y * kd } else { F::ZERO };
                         }
                         &dropped
@@ -191,7 +190,7 @@ impl<F: Float> Tape<F> {
             probs,
             heads,
             p,
-            seed,
+            keep,
         };
         let out = self.push(op, Tensor::from_vec(&[b, l, d], out));
         AttentionVars {
@@ -213,14 +212,13 @@ pub(crate) fn attention_backward<F: Float>(
     probs: Var,
     heads: usize,
     p: f64,
-    seed: u64,
+    keep: Option<&KeepMask>,
     g: &[F],
     grads: &mut Grads<F>,
 ) {
     let (b, l, d) = dims(tape, q, k, v, heads);
     let (h, dh) = (heads, d / heads);
     let (hll, ll) = (h * l * l, l * l);
-    let keep: Option<Vec<bool>> = (p > 0.0).then(|| dropout_keep(b * hll, p, seed).collect());
     let kd = F::from_f64(1.0 / (1.0 - p));
     let scale = F::from_f64(1.0 / (dh as f64).sqrt());
     let (qv, kv, vv) = (
@@ -248,10 +246,11 @@ pub(crate) fn attention_backward<F: Float>(
         for hi in 0..h {
             let off = bi * l * d + hi * dh;
             let pr = &pv[(bi * h + hi) * ll..][..ll];
-            let km = keep.as_ref().map(|kp| &kp[(bi * h + hi) * ll..][..ll]);
-            let pd: &[F] = match km {
-                Some(km) => {
-                    for ((x, &y), &kp) in dropped.iter_mut().zip(pr).zip(km) {
+            // This head's weights start at this bit of the keep-mask.
+            let base = (bi * h + hi) * ll;
+            let pd: &[F] = match keep {
+                Some(keep) => {
+                    for ((x, &y), kp) in dropped.iter_mut().zip(pr).zip(keep.iter_range(base, ll)) {
                         *x = if kp { y * kd } else { F::ZERO };
                     }
                     &dropped
@@ -265,12 +264,9 @@ pub(crate) fn attention_backward<F: Float>(
             F::gemm_rows((dh, l, l), &g[off..], (1, d), pd, l, F::ZERO, &mut tr, l);
             add_transposed(&tr, dh, l, &mut dvc[hi * dh..], d);
             for (i, dsi) in ds.chunks_mut(l).enumerate() {
-                let (pi, ki) = (
-                    &pr[i * l..(i + 1) * l],
-                    km.map(|km| &km[i * l..(i + 1) * l]),
-                );
-                if let Some(ki) = ki {
-                    for (x, &kp) in dsi.iter_mut().zip(ki) {
+                let pi = &pr[i * l..(i + 1) * l];
+                if let Some(keep) = keep {
+                    for (x, kp) in dsi.iter_mut().zip(keep.iter_range(base + i * l, l)) {
                         *x = if kp { *x * kd } else { F::ZERO };
                     }
                 }

@@ -5,22 +5,17 @@ use crate::autodiff::tape::{Grads, Op, Tape, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
 use rand::rngs::ChaCha12Rng;
-use rand::{RngExt, SeedableRng};
+use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
-/// (output row, input row) and that row's (mean, rstd).
-type RowPair<'a, F> = ((&'a mut [F], &'a [F]), &'a mut (F, F));
+/// (output rows, input rows) and those rows' (mean, rstd).
+type RowBlock<'a, F> = ((&'a mut [F], &'a [F]), &'a mut [(F, F)]);
+
+/// Rows whose sums layer norm runs side by side (see [`layer_norm_rows`]).
+const LANES: usize = 8;
 
 /// Rows per parallel task: fixed, so partial sums combine the same way at any thread count.
 const ROWS: usize = 32;
-
-/// The keep-mask of a dropout with drop probability `p`, regenerated identically from `seed`:
-/// element `i` keeps when the `i`-th f64 of the ChaCha12 stream of `seed` is at least `p`.
-/// (The same stream as `StdRng::seed_from_u64(seed)`; ChaCha12 is named so it can seek.)
-pub(crate) fn dropout_keep(n: usize, p: f64, seed: u64) -> impl Iterator<Item = bool> {
-    let mut rng = ChaCha12Rng::seed_from_u64(seed);
-    (0..n).map(move |_| rng.random::<f64>() >= p)
-}
 
 /// Rows `first..first + r` of a `[outer, full, inner]` tensor: where a tensor of `r` such rows
 /// per outer index sits in the tensor the whole graph would have dropped. A pruned graph that
@@ -33,36 +28,128 @@ pub struct MaskRows {
     pub first: usize,
 }
 
-/// The keep-mask of an `[outer, rows, inner]` tensor that is the window `w` of a whole tensor
-/// (`None`: the tensor is whole): the same flags [`dropout_keep`] gives those elements of the
-/// whole tensor. Each outer index seeks into the stream, so nothing outside the window is drawn.
-pub(crate) fn dropout_keep_window(
-    (outer, rows, inner): (usize, usize, usize),
-    w: Option<MaskRows>,
-    p: f64,
-    seed: u64,
-) -> Vec<bool> {
-    let n = outer * rows * inner;
-    let w = match w {
-        Some(w) if !(w.first == 0 && w.full == rows) => w,
-        _ => return dropout_keep(n, p, seed).collect(),
-    };
-    assert!(
-        w.first + rows <= w.full,
-        "dropout: rows {}..{} outside {} rows",
-        w.first,
-        w.first + rows,
-        w.full
-    );
-    let mut rng = ChaCha12Rng::seed_from_u64(seed);
-    let mut keep = Vec::with_capacity(n);
-    for o in 0..outer {
-        // One f64 draw is one u64, two 32-bit words of the stream.
-        let first = (o * w.full + w.first) * inner;
-        rng.set_word_pos(2 * first as u128);
-        keep.extend((0..rows * inner).map(|_| rng.random::<f64>() >= p));
+/// A dropout keep-mask, one bit per element: drawn once in forward and stored on the tape, so
+/// backward reads it instead of drawing the stream again (drawing was close to half of a small
+/// model's step).
+///
+/// Element `i` keeps when the `i`-th f64 of the ChaCha12 stream of the seed is at least `p`.
+/// (The same stream as `StdRng::seed_from_u64(seed)`; ChaCha12 is named so it can seek.) That
+/// f64 is `(x >> 11) · 2⁻⁵³` for the stream's `i`-th u64 `x`, exactly, so the test is made on
+/// the integer: `x >> 11 >= ceil(p · 2⁵³)`, the same flags without a float per element.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct KeepMask {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl KeepMask {
+    /// The mask of a whole tensor of `n` elements.
+    pub(crate) fn draw(n: usize, p: f64, seed: u64) -> Self {
+        let mut rng = ChaCha12Rng::seed_from_u64(seed);
+        let mut mask = Self::with_capacity(n);
+        mask.push_draws(&mut rng, n, keep_min(p));
+        mask
     }
-    keep
+
+    /// The mask of an `[outer, rows, inner]` tensor that is the window `w` of a whole tensor
+    /// (`None`: the tensor is whole): the same flags [`KeepMask::draw`] gives those elements of
+    /// the whole tensor. Each outer index seeks into the stream, so nothing outside the window
+    /// is drawn.
+    pub(crate) fn draw_window(
+        (outer, rows, inner): (usize, usize, usize),
+        w: Option<MaskRows>,
+        p: f64,
+        seed: u64,
+    ) -> Self {
+        let n = outer * rows * inner;
+        let w = match w {
+            Some(w) if !(w.first == 0 && w.full == rows) => w,
+            _ => return Self::draw(n, p, seed),
+        };
+        assert!(
+            w.first + rows <= w.full,
+            "dropout: rows {}..{} outside {} rows",
+            w.first,
+            w.first + rows,
+            w.full
+        );
+        let mut rng = ChaCha12Rng::seed_from_u64(seed);
+        let mut mask = Self::with_capacity(n);
+        for o in 0..outer {
+            // One f64 draw is one u64, two 32-bit words of the stream.
+            let first = (o * w.full + w.first) * inner;
+            rng.set_word_pos(2 * first as u128);
+            mask.push_draws(&mut rng, rows * inner, keep_min(p));
+        }
+        mask
+    }
+
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            words: Vec::with_capacity(n.div_ceil(64)),
+            len: 0,
+        }
+    }
+
+    /// Appends the flags of the next `count` u64 of the stream; `min` from [`keep_min`].
+    fn push_draws(&mut self, rng: &mut ChaCha12Rng, count: usize, min: u64) {
+        // Bytes in the stream's order: u64 `i` is bytes 8i..8i+8, little-endian, exactly what
+        // `next_u64` returns (the stream is always at an even 32-bit word here).
+        let mut buf = [0u8; 8 * 64];
+        let mut left = count;
+        while left > 0 {
+            let m = left.min(64);
+            rng.fill_bytes(&mut buf[..8 * m]);
+            for c in buf[..8 * m].chunks_exact(8) {
+                let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+                self.push((x >> 11) >= min);
+            }
+            left -= m;
+        }
+    }
+
+    fn push(&mut self, keep: bool) {
+        let (word, bit) = (self.len / 64, self.len % 64);
+        if bit == 0 {
+            self.words.push(0);
+        }
+        self.words[word] |= u64::from(keep) << bit;
+        self.len += 1;
+    }
+
+    /// Elements in the mask.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether element `i` is kept.
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> bool {
+        debug_assert!(i < self.len);
+        (self.words[i / 64] >> (i % 64)) & 1 == 1
+    }
+
+    /// The flags of elements `start..start + n`.
+    pub(crate) fn iter_range(&self, start: usize, n: usize) -> impl Iterator<Item = bool> + '_ {
+        assert!(
+            start + n <= self.len,
+            "keep mask: {start}+{n} past {}",
+            self.len
+        );
+        (start..start + n).map(|i| self.get(i))
+    }
+
+    /// The flags as words: bit `b` of word `w` is element `64·w + b`. Loops over 64-element
+    /// chunks read these rather than one flag at a time.
+    pub(crate) fn words(&self) -> &[u64] {
+        &self.words
+    }
+}
+
+/// The least `x >> 11` that keeps: `(x >> 11) · 2⁻⁵³ >= p` exactly when `x >> 11 >= ceil(p · 2⁵³)`
+/// (both sides are exact in f64: a 53-bit integer, and `p` times a power of two).
+fn keep_min(p: f64) -> u64 {
+    (p * (1u64 << 53) as f64).ceil() as u64
 }
 
 /// `[outer, rows, inner]` of a shape: its last two axes, and the product of the others.
@@ -70,6 +157,62 @@ fn window_dims(shape: &[usize]) -> (usize, usize, usize) {
     let k = shape.len();
     assert!(k >= 2, "dropout window: shape {shape:?} needs two axes");
     (shape[..k - 2].iter().product(), shape[k - 2], shape[k - 1])
+}
+
+/// Layer norm of up to [`LANES`] rows of `x` (`d = gain.len()` values each) into `o`, with each
+/// row's (mean, rstd) into `st`. A row's mean and variance are its sums taken left to right from
+/// -0.0, as `Iterator::sum` takes them, so every value is the same bit for bit as row by row. A
+/// full block adds its rows' sums side by side: one row's sum is a chain of dependent adds that
+/// leaves the pipeline mostly idle, and eight independent chains fill it.
+// Column `j` of eight rows at a time: indexing says that more plainly than eight iterators.
+#[allow(clippy::needless_range_loop)]
+fn layer_norm_rows<F: Float>(
+    o: &mut [F],
+    x: &[F],
+    st: &mut [(F, F)],
+    (gain, bias): (&[F], &[F]),
+    eps: F,
+    inv_d: F,
+) {
+    let d = gain.len();
+    let rows = st.len();
+    let mut mean = [F::ZERO; LANES];
+    let mut var = [F::ZERO; LANES];
+    if rows == LANES {
+        let xs: [&[F]; LANES] = std::array::from_fn(|r| &x[r * d..][..d]);
+        let mut acc = [F::from_f64(-0.0); LANES];
+        for j in 0..d {
+            for r in 0..LANES {
+                acc[r] += xs[r][j];
+            }
+        }
+        for r in 0..LANES {
+            mean[r] = acc[r] * inv_d;
+        }
+        let mut acc = [F::from_f64(-0.0); LANES];
+        for j in 0..d {
+            for r in 0..LANES {
+                let c = xs[r][j] - mean[r];
+                acc[r] += c * c;
+            }
+        }
+        for r in 0..LANES {
+            var[r] = acc[r] * inv_d;
+        }
+    } else {
+        for (r, xr) in x.chunks(d).enumerate() {
+            let m = xr.iter().copied().sum::<F>() * inv_d;
+            mean[r] = m;
+            var[r] = xr.iter().map(|&v| (v - m) * (v - m)).sum::<F>() * inv_d;
+        }
+    }
+    for (r, ((or, xr), st)) in o.chunks_mut(d).zip(x.chunks(d)).zip(st).enumerate() {
+        let rstd = F::ONE / (var[r] + eps).sqrt();
+        for (j, (o, &v)) in or.iter_mut().zip(xr).enumerate() {
+            *o = (v - mean[r]) * rstd * gain[j] + bias[j];
+        }
+        *st = (mean[r], rstd);
+    }
 }
 
 impl<F: Float> Tape<F> {
@@ -90,25 +233,19 @@ impl<F: Float> Tape<F> {
         let mut stats = vec![(F::ZERO, F::ZERO); rows];
         let eps = F::from_f64(eps);
         let inv_d = F::ONE / F::from_f64(d as f64);
-        let body = |((o, x), st): RowPair<'_, F>| {
-            let mean = x.iter().copied().sum::<F>() * inv_d;
-            let var = x.iter().map(|&v| (v - mean) * (v - mean)).sum::<F>() * inv_d;
-            let rstd = F::ONE / (var + eps).sqrt();
-            for (j, (o, &v)) in o.iter_mut().zip(x).enumerate() {
-                *o = (v - mean) * rstd * gv.data[j] + bv.data[j];
-            }
-            *st = (mean, rstd);
+        let body = |((o, x), st): RowBlock<'_, F>| {
+            layer_norm_rows(o, x, st, (&gv.data, &bv.data), eps, inv_d);
         };
         if xv.len() < PAR_MIN {
-            out.chunks_mut(d)
-                .zip(xv.data.chunks(d))
-                .zip(stats.iter_mut())
+            out.chunks_mut(LANES * d)
+                .zip(xv.data.chunks(LANES * d))
+                .zip(stats.chunks_mut(LANES))
                 .for_each(body);
         } else {
-            out.par_chunks_mut(d)
-                .zip(xv.data.par_chunks(d))
-                .zip(stats.par_iter_mut())
-                .with_min_len(ROWS)
+            out.par_chunks_mut(LANES * d)
+                .zip(xv.data.par_chunks(LANES * d))
+                .zip(stats.par_chunks_mut(LANES))
+                .with_min_len(ROWS / LANES)
                 .for_each(body);
         }
         let (mean, rstd) = stats.into_iter().unzip();
@@ -163,22 +300,24 @@ impl<F: Float> Tape<F> {
         }
         let xv = self.value(x);
         let k = F::from_f64(1.0 / (1.0 - p));
-        let apply = |keep: &mut dyn Iterator<Item = bool>| -> Vec<F> {
-            xv.data
-                .iter()
-                .zip(keep)
-                .map(|(&v, keep)| if keep { v * k } else { F::ZERO })
-                .collect()
+        let keep = match rows {
+            None => KeepMask::draw(xv.len(), p, seed),
+            Some(_) => KeepMask::draw_window(window_dims(&xv.shape), rows, p, seed),
         };
-        let data = match rows {
-            None => apply(&mut dropout_keep(xv.len(), p, seed)),
-            Some(w) => {
-                let keep = dropout_keep_window(window_dims(&xv.shape), Some(w), p, seed);
-                apply(&mut keep.into_iter())
+        let mut data = zeros(xv.len());
+        for ((oc, xc), &w) in data
+            .chunks_mut(64)
+            .zip(xv.data.chunks(64))
+            .zip(keep.words())
+        {
+            for (b, (o, &v)) in oc.iter_mut().zip(xc).enumerate() {
+                if (w >> b) & 1 == 1 {
+                    *o = v * k;
+                }
             }
-        };
+        }
         let t = Tensor::from_vec(&xv.shape, data);
-        self.push(Op::Dropout { x, p, seed, rows }, t)
+        self.push(Op::Dropout { x, p, keep }, t)
     }
 
     /// `cond ? a : b` elementwise; a and b have one shape, `cond` one flag per element. The
@@ -282,24 +421,22 @@ pub(crate) fn embedding_backward<F: Float>(
 
 pub(crate) fn dropout_backward<F: Float>(
     tape: &Tape<F>,
-    (x, p, seed, rows): (Var, f64, u64, Option<MaskRows>),
+    (x, p, keep): (Var, f64, &KeepMask),
     g: &[F],
     grads: &mut Grads<F>,
 ) {
     let k = F::from_f64(1.0 / (1.0 - p));
+    assert_eq!(
+        keep.len(),
+        g.len(),
+        "dropout: mask and gradient sizes differ"
+    );
     if let Some(d) = grads.slot(tape, x) {
-        let mut add = |keep: &mut dyn Iterator<Item = bool>| {
-            for ((d, &g), keep) in d.iter_mut().zip(g).zip(keep) {
-                if keep {
+        for ((dc, gc), &w) in d.chunks_mut(64).zip(g.chunks(64)).zip(keep.words()) {
+            for (b, (d, &g)) in dc.iter_mut().zip(gc).enumerate() {
+                if (w >> b) & 1 == 1 {
                     *d += g * k;
                 }
-            }
-        };
-        match rows {
-            None => add(&mut dropout_keep(g.len(), p, seed)),
-            Some(w) => {
-                let keep = dropout_keep_window(window_dims(tape.shape(x)), Some(w), p, seed);
-                add(&mut keep.into_iter())
             }
         }
     }
@@ -318,6 +455,107 @@ pub(crate) fn where_backward<F: Float>(
             for ((d, &g), &c) in d.iter_mut().zip(g).zip(cond) {
                 if c == take {
                     *d += g;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::RngExt;
+
+    /// The definition: one f64 of the seed's ChaCha12 stream per element, kept when >= p.
+    fn reference(n: usize, p: f64, seed: u64) -> Vec<bool> {
+        let mut rng = ChaCha12Rng::seed_from_u64(seed);
+        (0..n).map(|_| rng.random::<f64>() >= p).collect()
+    }
+
+    fn flags(m: &KeepMask) -> Vec<bool> {
+        m.iter_range(0, m.len()).collect()
+    }
+
+    #[test]
+    fn keep_masks_are_the_f64_draws_they_replace() {
+        // Sizes around the 64-draw buffer and word edges; rates at and between 53-bit steps.
+        let rates = [
+            1e-17,
+            0.1,
+            0.25,
+            0.3,
+            0.4,
+            0.5,
+            0.9,
+            1.0 - f64::EPSILON / 2.0,
+        ];
+        for n in [0, 1, 63, 64, 65, 127, 128, 129, 1000, 4097] {
+            for (i, &p) in rates.iter().enumerate() {
+                let seed = 7 + i as u64 * 1_000_003 + n as u64;
+                let want = reference(n, p, seed);
+                assert_eq!(flags(&KeepMask::draw(n, p, seed)), want, "n {n}, p {p}");
+            }
+        }
+    }
+
+    #[test]
+    fn keep_mask_windows_are_rows_of_the_whole_mask() {
+        let (outer, full, inner) = (3, 7, 5);
+        let whole = reference(outer * full * inner, 0.3, 11);
+        for (first, rows) in [(0, 7), (0, 1), (2, 3), (6, 1), (1, 6)] {
+            let w = MaskRows { full, first };
+            let got = flags(&KeepMask::draw_window(
+                (outer, rows, inner),
+                Some(w),
+                0.3,
+                11,
+            ));
+            let want: Vec<bool> = (0..outer)
+                .flat_map(|o| {
+                    let start = (o * full + first) * inner;
+                    whole[start..start + rows * inner].to_vec()
+                })
+                .collect();
+            assert_eq!(got, want, "rows {first}..{}", first + rows);
+        }
+    }
+
+    #[test]
+    fn layer_norm_rows_side_by_side_equal_row_by_row() {
+        // Row counts below, at and above a block; a row of -0.0 (whose sum's sign depends on
+        // the sum's starting value) and one of large, cancelling values.
+        for (rows, d) in [(1, 5), (7, 16), (8, 16), (9, 33), (20, 64)] {
+            let mut x: Vec<f32> = (0..rows * d)
+                .map(|i| ((i * 7919 % 1009) as f32 - 504.0) * 1e-2)
+                .collect();
+            x[..d].iter_mut().for_each(|v| *v = -0.0);
+            if rows > 2 {
+                x[d..2 * d]
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(j, v)| *v = if j % 2 == 0 { 1e8 } else { -1e8 + 3.0 });
+            }
+            let gain: Vec<f32> = (0..d).map(|j| 0.5 + j as f32 * 0.01).collect();
+            let bias: Vec<f32> = (0..d).map(|j| j as f32 * -0.02).collect();
+            let (eps, inv_d) = (1e-12f32, 1.0 / d as f32);
+            let mut got = vec![0.0f32; rows * d];
+            let mut got_st = vec![(0.0f32, 0.0f32); rows];
+            for ((o, xb), st) in got
+                .chunks_mut(LANES * d)
+                .zip(x.chunks(LANES * d))
+                .zip(got_st.chunks_mut(LANES))
+            {
+                layer_norm_rows(o, xb, st, (&gain, &bias), eps, inv_d);
+            }
+            for (r, xr) in x.chunks(d).enumerate() {
+                let mean = xr.iter().copied().sum::<f32>() * inv_d;
+                let var = xr.iter().map(|&v| (v - mean) * (v - mean)).sum::<f32>() * inv_d;
+                let rstd = 1.0 / (var + eps).sqrt();
+                assert_eq!(got_st[r].0.to_bits(), mean.to_bits(), "mean of row {r}");
+                assert_eq!(got_st[r].1.to_bits(), rstd.to_bits(), "rstd of row {r}");
+                for j in 0..d {
+                    let want = (xr[j] - mean) * rstd * gain[j] + bias[j];
+                    assert_eq!(got[r * d + j].to_bits(), want.to_bits(), "row {r}, {j}");
                 }
             }
         }
