@@ -335,3 +335,34 @@ fn a_report_names_the_command_that_plans_its_runs() {
     plan.specs[2] = RunSpec::new("reber", tiny(TaskKind::Reber, Dial::NONE, "at5", 3));
     assert_eq!(reproduce::command(&plan), None);
 }
+
+#[test]
+fn the_saturation_table_reads_every_head_of_every_seed() {
+    use at5::experiments::range::{SlopeSummary, saturation_row};
+    let runs = [
+        SlopeSummary {
+            first: vec![10.0, 20.0],
+            last: vec![4.0, 21.0],
+            alpha_moved: 0,
+            sharpest: Some(0),
+        },
+        SlopeSummary {
+            first: vec![30.0, 8.0],
+            last: vec![30.0, 12.0],
+            alpha_moved: 1,
+            sharpest: Some(1),
+        },
+    ];
+    // 1/beta first: 8, 10, 20, 30 (median 15); last: 4, 12, 21, 30 (median 16.5). Moved by a
+    // quarter or more: 10 → 4 and 8 → 12, not 20 → 21 nor 30 → 30. Sharpest: 4 and 12.
+    assert_eq!(
+        saturation_row(16, &runs),
+        "| 16 | 2 | 15.0 [8.0–30.0] | 16.5 [4.0–30.0] | 2 of 4 | 8.0 [4.0–12.0] | 1 of 4 |"
+    );
+    // Records without diagnostics have no sharpest head.
+    let old = [SlopeSummary {
+        sharpest: None,
+        ..runs[0].clone()
+    }];
+    assert!(saturation_row(2, &old).contains("| 1 of 2 | — | 0 of 2 |"));
+}

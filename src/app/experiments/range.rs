@@ -3,7 +3,7 @@
 use super::figures::priors_figure;
 use crate::data::TaskKind;
 use crate::report::{
-    Better, Cell, LineOpts, Series, Table, line_chart, mean_std, write_atomic, write_json,
+    Better, Cell, LineOpts, Series, Table, line_chart, mean_std, median, write_atomic, write_json,
 };
 use crate::sweep::{Plan, RunSpec, best_test_percent};
 use crate::train::{self, Preset, RunRecord, RunRequest};
@@ -203,6 +203,25 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
                 },
             )?;
         }
+        // The same distances over every seed, as a table.
+        let rows: Vec<String> = ranges
+            .iter()
+            .filter_map(|&r| {
+                let runs: Vec<SlopeSummary> = runs("at5", r)
+                    .into_iter()
+                    .filter_map(SlopeSummary::of)
+                    .collect();
+                (!runs.is_empty()).then(|| saturation_row(r, &runs))
+            })
+            .collect();
+        if !rows.is_empty() {
+            md.push_str(&format!(
+                "\n### {}: AT5's learned saturation distances, every seed\n\n{}\n{}\n",
+                dial.name(),
+                SATURATION_HEADER,
+                rows.join("\n")
+            ));
+        }
         // The learned prior of each head at each range, per learned family.
         for b in biases
             .iter()
@@ -240,4 +259,80 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
     let all: Vec<&RunRecord> = recs.iter().flatten().collect();
     write_json(&root.join("results.json"), &all)?;
     Ok(md)
+}
+
+/// The saturation table's header: 1/beta over every head of every seed (median [min–max]).
+pub const SATURATION_HEADER: &str = "\
+| range | runs | 1/beta after epoch 1 | 1/beta at the end | heads whose 1/beta moved ≥ 25 % | sharpest head's 1/beta | heads whose 1/alpha moved |
+| ---: | ---: | --- | --- | ---: | --- | ---: |";
+
+/// One AT5 run's slopes as the saturation table reads them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlopeSummary {
+    /// 1/beta_h after the first epoch (the nearest the record has to the initial values).
+    pub first: Vec<f64>,
+    /// 1/beta_h after the last epoch.
+    pub last: Vec<f64>,
+    /// Heads whose alpha differs between the first and last epochs.
+    pub alpha_moved: usize,
+    /// The head whose pooled-query prior has the least entropy at the last epoch (`None` in
+    /// records written before the diagnostics were kept).
+    pub sharpest: Option<usize>,
+}
+
+impl SlopeSummary {
+    /// The slopes of an AT5 record; `None` when it has no epochs or no slopes.
+    pub fn of(rec: &RunRecord) -> Option<SlopeSummary> {
+        let (first, last) = (rec.epochs.first()?, rec.epochs.last()?);
+        let inv = |v: &[f64]| v.iter().map(|b| 1.0 / b.max(1e-9)).collect::<Vec<f64>>();
+        let (a0, a1) = (first.alpha.as_ref()?, last.alpha.as_ref()?);
+        let sharpest = last.diagnostics.as_ref().and_then(|d| {
+            (0..d.prior_entropy.len())
+                .min_by(|&i, &j| d.prior_entropy[i].total_cmp(&d.prior_entropy[j]))
+        });
+        Some(SlopeSummary {
+            first: inv(first.beta.as_ref()?),
+            last: inv(last.beta.as_ref()?),
+            alpha_moved: a0.iter().zip(a1).filter(|(x, y)| x != y).count(),
+            sharpest,
+        })
+    }
+}
+
+/// `median [min–max]` of `xs`, one decimal; `—` when empty.
+fn spread(xs: &[f64]) -> String {
+    if xs.is_empty() {
+        return "—".into();
+    }
+    let mut v = xs.to_vec();
+    let m = median(&mut v);
+    format!("{m:.1} [{:.1}–{:.1}]", v[0], v[v.len() - 1])
+}
+
+/// One row of the saturation table for range `r`: 1/beta over every head of every run after
+/// the first and the last epoch, how many heads moved by a quarter or more (either way), the
+/// sharpest head's 1/beta per run, and how many heads' alpha moved at all (none, when no key
+/// lies after the pooled query).
+pub fn saturation_row(r: usize, runs: &[SlopeSummary]) -> String {
+    let first: Vec<f64> = runs.iter().flat_map(|s| s.first.iter().copied()).collect();
+    let last: Vec<f64> = runs.iter().flat_map(|s| s.last.iter().copied()).collect();
+    let moved = runs
+        .iter()
+        .flat_map(|s| s.first.iter().zip(&s.last))
+        .filter(|&(a, b)| (b / a - 1.0).abs() >= 0.25)
+        .count();
+    let sharp: Vec<f64> = runs
+        .iter()
+        .filter_map(|s| s.sharpest.map(|h| s.last[h]))
+        .collect();
+    let alpha: usize = runs.iter().map(|s| s.alpha_moved).sum();
+    format!(
+        "| {r} | {} | {} | {} | {moved} of {} | {} | {alpha} of {} |",
+        runs.len(),
+        spread(&first),
+        spread(&last),
+        first.len(),
+        spread(&sharp),
+        first.len()
+    )
 }
