@@ -142,7 +142,7 @@ impl<F: Float> Tape<F> {
                 }
                 let pd: &[F] = match &keep {
                     Some(keep) => {
-                        let km = keep.iter_range((bi * h + hi) * ll, ll);
+                        let km = keep.flags((bi * h + hi) * ll, ll);
                         for ((x, &y), kp) in dropped.iter_mut().zip(pr.iter()).zip(km) {
                             *x = if kp { y * kd } else { F::ZERO };
                         }
@@ -250,7 +250,7 @@ pub(crate) fn attention_backward<F: Float>(
             let base = (bi * h + hi) * ll;
             let pd: &[F] = match keep {
                 Some(keep) => {
-                    for ((x, &y), kp) in dropped.iter_mut().zip(pr).zip(keep.iter_range(base, ll)) {
+                    for ((x, &y), kp) in dropped.iter_mut().zip(pr).zip(keep.flags(base, ll)) {
                         *x = if kp { y * kd } else { F::ZERO };
                     }
                     &dropped
@@ -266,7 +266,7 @@ pub(crate) fn attention_backward<F: Float>(
             for (i, dsi) in ds.chunks_mut(l).enumerate() {
                 let pi = &pr[i * l..(i + 1) * l];
                 if let Some(keep) = keep {
-                    for (x, kp) in dsi.iter_mut().zip(keep.iter_range(base + i * l, l)) {
+                    for (x, kp) in dsi.iter_mut().zip(keep.flags(base + i * l, l)) {
                         *x = if kp { *x * kd } else { F::ZERO };
                     }
                 }

@@ -36,7 +36,7 @@ pub struct MaskRows {
 /// (The same stream as `StdRng::seed_from_u64(seed)`; ChaCha12 is named so it can seek.) That
 /// f64 is `(x >> 11) · 2⁻⁵³` for the stream's `i`-th u64 `x`, exactly, so the test is made on
 /// the integer: `x >> 11 >= ceil(p · 2⁵³)`, the same flags without a float per element.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) struct KeepMask {
     words: Vec<u64>,
     len: usize,
@@ -51,21 +51,19 @@ impl KeepMask {
         mask
     }
 
-    /// The mask of an `[outer, rows, inner]` tensor that is the window `w` of a whole tensor
-    /// (`None`: the tensor is whole): the same flags [`KeepMask::draw`] gives those elements of
-    /// the whole tensor. Each outer index seeks into the stream, so nothing outside the window
-    /// is drawn.
+    /// The mask of an `[outer, rows, inner]` tensor that is the window `w` of a whole tensor:
+    /// the same flags [`KeepMask::draw`] gives those elements of the whole tensor. Each outer
+    /// index seeks into the stream, so nothing outside the window is drawn.
     pub(crate) fn draw_window(
         (outer, rows, inner): (usize, usize, usize),
-        w: Option<MaskRows>,
+        w: MaskRows,
         p: f64,
         seed: u64,
     ) -> Self {
         let n = outer * rows * inner;
-        let w = match w {
-            Some(w) if !(w.first == 0 && w.full == rows) => w,
-            _ => return Self::draw(n, p, seed),
-        };
+        if w.first == 0 && w.full == rows {
+            return Self::draw(n, p, seed);
+        }
         assert!(
             w.first + rows <= w.full,
             "dropout: rows {}..{} outside {} rows",
@@ -73,13 +71,13 @@ impl KeepMask {
             w.first + rows,
             w.full
         );
-        let mut rng = ChaCha12Rng::seed_from_u64(seed);
+        let (mut rng, min) = (ChaCha12Rng::seed_from_u64(seed), keep_min(p));
         let mut mask = Self::with_capacity(n);
         for o in 0..outer {
             // One f64 draw is one u64, two 32-bit words of the stream.
             let first = (o * w.full + w.first) * inner;
             rng.set_word_pos(2 * first as u128);
-            mask.push_draws(&mut rng, rows * inner, keep_min(p));
+            mask.push_draws(&mut rng, rows * inner, min);
         }
         mask
     }
@@ -94,7 +92,7 @@ impl KeepMask {
     /// Appends the flags of the next `count` u64 of the stream; `min` from [`keep_min`].
     fn push_draws(&mut self, rng: &mut ChaCha12Rng, count: usize, min: u64) {
         // Bytes in the stream's order: u64 `i` is bytes 8i..8i+8, little-endian, exactly what
-        // `next_u64` returns (the stream is always at an even 32-bit word here).
+        // `next_u64` returns; 64 draws at a time.
         let mut buf = [0u8; 8 * 64];
         let mut left = count;
         while left > 0 {
@@ -130,7 +128,7 @@ impl KeepMask {
     }
 
     /// The flags of elements `start..start + n`.
-    pub(crate) fn iter_range(&self, start: usize, n: usize) -> impl Iterator<Item = bool> + '_ {
+    pub(crate) fn flags(&self, start: usize, n: usize) -> impl Iterator<Item = bool> + '_ {
         assert!(
             start + n <= self.len,
             "keep mask: {start}+{n} past {}",
@@ -180,7 +178,7 @@ fn layer_norm_rows<F: Float>(
     let mut var = [F::ZERO; LANES];
     if rows == LANES {
         let xs: [&[F]; LANES] = std::array::from_fn(|r| &x[r * d..][..d]);
-        let mut acc = [F::from_f64(-0.0); LANES];
+        let mut acc = [-F::ZERO; LANES];
         for j in 0..d {
             for r in 0..LANES {
                 acc[r] += xs[r][j];
@@ -189,7 +187,7 @@ fn layer_norm_rows<F: Float>(
         for r in 0..LANES {
             mean[r] = acc[r] * inv_d;
         }
-        let mut acc = [F::from_f64(-0.0); LANES];
+        let mut acc = [-F::ZERO; LANES];
         for j in 0..d {
             for r in 0..LANES {
                 let c = xs[r][j] - mean[r];
@@ -302,7 +300,7 @@ impl<F: Float> Tape<F> {
         let k = F::from_f64(1.0 / (1.0 - p));
         let keep = match rows {
             None => KeepMask::draw(xv.len(), p, seed),
-            Some(_) => KeepMask::draw_window(window_dims(&xv.shape), rows, p, seed),
+            Some(w) => KeepMask::draw_window(window_dims(&xv.shape), w, p, seed),
         };
         let mut data = zeros(xv.len());
         for ((oc, xc), &w) in data
@@ -472,8 +470,8 @@ mod tests {
         (0..n).map(|_| rng.random::<f64>() >= p).collect()
     }
 
-    fn flags(m: &KeepMask) -> Vec<bool> {
-        m.iter_range(0, m.len()).collect()
+    fn all_flags(m: &KeepMask) -> Vec<bool> {
+        m.flags(0, m.len()).collect()
     }
 
     #[test]
@@ -493,7 +491,7 @@ mod tests {
             for (i, &p) in rates.iter().enumerate() {
                 let seed = 7 + i as u64 * 1_000_003 + n as u64;
                 let want = reference(n, p, seed);
-                assert_eq!(flags(&KeepMask::draw(n, p, seed)), want, "n {n}, p {p}");
+                assert_eq!(all_flags(&KeepMask::draw(n, p, seed)), want, "n {n}, p {p}");
             }
         }
     }
@@ -504,12 +502,7 @@ mod tests {
         let whole = reference(outer * full * inner, 0.3, 11);
         for (first, rows) in [(0, 7), (0, 1), (2, 3), (6, 1), (1, 6)] {
             let w = MaskRows { full, first };
-            let got = flags(&KeepMask::draw_window(
-                (outer, rows, inner),
-                Some(w),
-                0.3,
-                11,
-            ));
+            let got = all_flags(&KeepMask::draw_window((outer, rows, inner), w, 0.3, 11));
             let want: Vec<bool> = (0..outer)
                 .flat_map(|o| {
                     let start = (o * full + first) * inner;
