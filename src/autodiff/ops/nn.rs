@@ -29,8 +29,8 @@ pub struct MaskRows {
 }
 
 /// A dropout keep-mask, one bit per element: drawn once in forward and stored on the tape, so
-/// backward reads it instead of drawing the stream again (drawing was close to half of a small
-/// model's step).
+/// backward reads it instead of drawing the stream again (the mask work, both draws and the
+/// masking, was close to half of a small model's step).
 ///
 /// Element `i` keeps when the `i`-th f64 of the ChaCha12 stream of the seed is at least `p`.
 /// (The same stream as `StdRng::seed_from_u64(seed)`; ChaCha12 is named so it can seek.) That
@@ -137,10 +137,16 @@ impl KeepMask {
         (start..start + n).map(|i| self.get(i))
     }
 
-    /// The flags as words: bit `b` of word `w` is element `64·w + b`. Loops over 64-element
-    /// chunks read these rather than one flag at a time.
-    pub(crate) fn words(&self) -> &[u64] {
-        &self.words
+    /// `f(a[i], b[i])` for every kept element `i`, reading the flags a word (64 elements) at a
+    /// time: dropout's forward and backward are this loop.
+    pub(crate) fn for_each_kept<F: Copy>(&self, a: &mut [F], b: &[F], f: impl Fn(&mut F, F)) {
+        for ((ac, bc), &w) in a.chunks_mut(64).zip(b.chunks(64)).zip(&self.words) {
+            for (bit, (a, &b)) in ac.iter_mut().zip(bc).enumerate() {
+                if (w >> bit) & 1 == 1 {
+                    f(a, b);
+                }
+            }
+        }
     }
 }
 
@@ -303,17 +309,7 @@ impl<F: Float> Tape<F> {
             Some(w) => KeepMask::draw_window(window_dims(&xv.shape), w, p, seed),
         };
         let mut data = zeros(xv.len());
-        for ((oc, xc), &w) in data
-            .chunks_mut(64)
-            .zip(xv.data.chunks(64))
-            .zip(keep.words())
-        {
-            for (b, (o, &v)) in oc.iter_mut().zip(xc).enumerate() {
-                if (w >> b) & 1 == 1 {
-                    *o = v * k;
-                }
-            }
-        }
+        keep.for_each_kept(&mut data, &xv.data, |o, v| *o = v * k);
         let t = Tensor::from_vec(&xv.shape, data);
         self.push(Op::Dropout { x, p, keep }, t)
     }
@@ -430,13 +426,7 @@ pub(crate) fn dropout_backward<F: Float>(
         "dropout: mask and gradient sizes differ"
     );
     if let Some(d) = grads.slot(tape, x) {
-        for ((dc, gc), &w) in d.chunks_mut(64).zip(g.chunks(64)).zip(keep.words()) {
-            for (b, (d, &g)) in dc.iter_mut().zip(gc).enumerate() {
-                if (w >> b) & 1 == 1 {
-                    *d += g * k;
-                }
-            }
-        }
+        keep.for_each_kept(d, g, |d, g| *d += g * k);
     }
 }
 
