@@ -78,7 +78,9 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
     );
     for g in &groups {
         let mut series = Vec::new();
-        for fam in ["t5", "at5"] {
+        // Every family with a position bias, the no-bucket ablations too: whether their
+        // prior carries the position information is the same question (C3).
+        for fam in PAIRS.iter().flat_map(|(a, b)| [*a, *b]) {
             let Some(spec) = plan
                 .specs
                 .iter()
