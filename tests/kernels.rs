@@ -124,9 +124,9 @@ fn gemm_rows_paths_agree_bit_for_bit() {
     }
 }
 
-/// The packing GEMM of the Linear layers: matrixmultiply on the vector paths, the plain
-/// blocked loop on the portable one, bit for bit, including k past one k-block (256), both
-/// transposes and edge tiles.
+/// The packing GEMM of the Linear layers: matrixmultiply on the vector paths (the unpacked
+/// kernel block by block for a C of few rows), the plain blocked loop on the portable one, bit
+/// for bit, including k past one k-block (256), both transposes and edge tiles.
 #[test]
 fn packing_gemm_paths_agree_bit_for_bit() {
     let paths = vector_paths();
@@ -139,6 +139,16 @@ fn packing_gemm_paths_agree_bit_for_bit() {
         (40, 600, 9),
         (130, 70, 260),
         (4, 0, 6),
+        // A C of few rows (the unpacked path): the pruned attention row's per-example
+        // products, k past one and two k-blocks, every row count up to the limit and past it.
+        (8, 500, 256),
+        (8, 256, 100),
+        (1, 300, 70),
+        (3, 600, 40),
+        (13, 513, 37),
+        (16, 257, 33),
+        (17, 257, 33),
+        (2, 4000, 20),
     ] {
         for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
             for beta in [0.0f32, 1.0] {

@@ -408,7 +408,7 @@ pub fn bench_gemm(cli: &BenchArgs, threads: usize) {
     let a = shape("A").expect("config A");
     let (bl, d, f, h, l) = (a.b * a.l, a.d, a.ffn, a.h, a.l);
     let dh = d / h;
-    let shapes: [(String, Vec<usize>, usize, usize, usize, bool); 5] = [
+    let shapes: [(String, Vec<usize>, usize, usize, usize, bool); 7] = [
         (
             format!("A proj [{bl},{d}]x[{d},{d}]"),
             vec![],
@@ -447,6 +447,24 @@ pub fn bench_gemm(cli: &BenchArgs, threads: usize) {
             l,
             l,
             dh,
+            false,
+        ),
+        // The pruned last block's attention row (`forward_row`): per example, the heads'
+        // folded queries against every position's input, then the probabilities over them.
+        (
+            format!("A row W_kᵀq·xᵀ [{},{h},{d}]x[..,{d},{l}]", a.b),
+            vec![a.b],
+            h,
+            d,
+            l,
+            true,
+        ),
+        (
+            format!("A row p·x [{},{h},{l}]x[..,{l},{d}]", a.b),
+            vec![a.b],
+            h,
+            l,
+            d,
             false,
         ),
     ];

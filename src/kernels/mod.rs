@@ -238,7 +238,8 @@ pub fn gemm_rows_on(
 /// compute each output the same way: k in blocks of [`portable::GEMM_KC`], each block a chain
 /// of fused multiply-adds from zero, added to C in block order. The portable path does exactly
 /// that in plain Rust (matrixmultiply's own fallback for CPUs without FMA would round twice
-/// per term), so every path gives the same bits.
+/// per term), so every path gives the same bits. A C of at most [`FEW_ROWS`] rows runs the
+/// same arithmetic on the unpacked kernel instead ([`few_rows`]), without packing B.
 #[allow(clippy::too_many_arguments)]
 pub fn sgemm_on(
     kernel: Kernel,
@@ -259,6 +260,10 @@ pub fn sgemm_on(
         portable::sgemm((m, k, n), a, sa, b, sb, beta, c, rsc);
         return;
     }
+    if m <= FEW_ROWS && m * k * n > 0 && (sb.1 == 1 || sb.0 == 1) {
+        few_rows(kernel, (m, k, n), a, sa, b, sb, beta, c, rsc);
+        return;
+    }
     // SAFETY: the matrices lie inside their slices (checked above); C is borrowed mutably.
     unsafe {
         matrixmultiply::sgemm(
@@ -277,6 +282,69 @@ pub fn sgemm_on(
             rsc as isize,
             1,
         )
+    }
+}
+
+/// Rows of C up to which [`sgemm_on`] runs [`few_rows`] instead of matrixmultiply.
+pub const FEW_ROWS: usize = 16;
+
+/// [`sgemm_on`]'s arithmetic for a C of at most [`FEW_ROWS`] rows, on the unpacked kernel: per
+/// k-block of [`portable::GEMM_KC`], the block's chain of fused multiply-adds from zero
+/// ([`gemm_rows_on`] with beta 0) into a scratch, then added to C — the packing GEMM's bits.
+///
+/// A packing GEMM copies all of B (k·n elements) for m rows of multiply-adds: at m = 8 (the
+/// pruned attention row's per-example products, a head per row) the copies took longer than
+/// the products. Here B is read in place. When B's rows are strided (B transposed, its columns
+/// contiguous), the kernel computes Cᵀ = Bᵀ Aᵀ instead, whose B operand is Aᵀ, copied
+/// contiguous (m·k elements); each output is still its k products chained in k order, and a
+/// fused multiply-add does not depend on the order of its two factors.
+#[allow(clippy::too_many_arguments)]
+fn few_rows(
+    kernel: Kernel,
+    (m, k, n): (usize, usize, usize),
+    a: &[f32],
+    (rsa, csa): (usize, usize),
+    b: &[f32],
+    (rsb, csb): (usize, usize),
+    beta: f32,
+    c: &mut [f32],
+    rsc: usize,
+) {
+    let by_columns = csb != 1;
+    let kc_max = portable::GEMM_KC.min(k);
+    let mut s = vec![0f32; m * n];
+    let (mut at, mut st) = if by_columns {
+        (vec![0f32; kc_max * m], vec![0f32; n * m])
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    for (block, p0) in (0..k).step_by(portable::GEMM_KC).enumerate() {
+        let kc = kc_max.min(k - p0);
+        if by_columns {
+            for p in 0..kc {
+                for i in 0..m {
+                    at[p * m + i] = a[i * rsa + (p0 + p) * csa];
+                }
+            }
+            let bt = &b[p0 * rsb..];
+            gemm_rows_on(kernel, (n, kc, m), bt, (csb, rsb), &at, m, 0.0, &mut st, m);
+            for (i, si) in s.chunks_exact_mut(n).enumerate() {
+                for (j, x) in si.iter_mut().enumerate() {
+                    *x = st[j * m + i];
+                }
+            }
+        } else {
+            let (ab, bb) = (&a[p0 * csa..], &b[p0 * rsb..]);
+            gemm_rows_on(kernel, (m, kc, n), ab, (rsa, csa), bb, rsb, 0.0, &mut s, n);
+        }
+        // As the packing GEMM adds a block's sums: beta scales C in the first block only, and
+        // beta 0 writes the sums without reading C.
+        let scale = if block == 0 { beta } else { 1.0 };
+        for (ci, si) in c.chunks_mut(rsc).zip(s.chunks_exact(n)) {
+            for (x, &v) in ci[..n].iter_mut().zip(si) {
+                *x = if scale == 0.0 { v } else { *x * scale + v };
+            }
+        }
     }
 }
 
