@@ -70,6 +70,12 @@ fn reproduce_ablate_and_merge_on_one_tiny_row() {
         md.contains("t5-nob") && md.contains("Head-prior ablation"),
         "{md}"
     );
+    // Each no-bucket family against its bucketed version (one seed: no interval yet).
+    assert!(
+        md.contains("- process50: T5-NoB − T5 ") && md.contains("; AT5-NoB − AT5 "),
+        "{md}"
+    );
+    assert!(md.contains("too few seeds for an interval"), "{md}");
     // The head-prior ablation covers every family with a position bias, ablations included.
     for fam in ["t5", "t5-nob", "at5", "at5-nob"] {
         assert!(

@@ -533,3 +533,22 @@ fn welch_interval_matches_a_hand_computation() {
         Some((1.0, 1.0, 1.0))
     );
 }
+
+#[test]
+fn difference_phrase_reads_the_interval() {
+    use at5::report::difference_phrase;
+    // The hand-computed interval above: 2 ± 2.776·sqrt(2/3) = [-0.27, +4.27], holding zero.
+    assert_eq!(
+        difference_phrase(&[1.0, 2.0, 3.0], &[-1.0, 0.0, 1.0]),
+        "+2.0 points, 95 % Welch interval [-0.3, +4.3] over 3 and 3 seeds: not separated"
+    );
+    // Shifted by 5 it excludes zero; the sign follows a − b.
+    assert_eq!(
+        difference_phrase(&[-1.0, 0.0, 1.0], &[4.0, 5.0, 6.0]),
+        "-5.0 points, 95 % Welch interval [-7.3, -2.7] over 3 and 3 seeds: separated"
+    );
+    assert_eq!(
+        difference_phrase(&[84.0], &[85.0, 86.0]),
+        "-1.5 points, too few seeds for an interval"
+    );
+}

@@ -42,6 +42,30 @@ pub fn welch_interval(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
     Some((diff, diff - t * se, diff + t * se))
 }
 
+/// `a − b` in points with its 95 % Welch interval and the reading a report gives it, e.g.
+/// `+1.9 points, 95 % Welch interval [+1.1, +2.7] over 5 and 5 seeds: separated` ("not
+/// separated" when the interval holds zero); with fewer than two seeds on a side, the difference
+/// alone and `too few seeds for an interval`.
+pub fn difference_phrase(a: &[f64], b: &[f64]) -> String {
+    let (ma, mb) = (mean_std(a).0, mean_std(b).0);
+    match welch_interval(a, b) {
+        Some((diff, lo, hi)) => {
+            let verdict = if lo > 0.0 || hi < 0.0 {
+                "separated"
+            } else {
+                "not separated"
+            };
+            format!(
+                "{diff:+.1} points, 95 % Welch interval [{lo:+.1}, {hi:+.1}] over {} and {} seeds: \
+                 {verdict}",
+                a.len(),
+                b.len()
+            )
+        }
+        None => format!("{:+.1} points, too few seeds for an interval", ma - mb),
+    }
+}
+
 /// The 0.975 quantile of Student's t with `df` degrees of freedom (see [`welch_interval`]).
 fn t975(df: f64) -> f64 {
     const TABLE: [(f64, f64); 15] = [

@@ -3,7 +3,9 @@
 use super::figures::pooled_query;
 use super::learned::of_finished;
 use crate::nn::ForwardOpts;
-use crate::report::{Better, Cell, LineOpts, Series, Table, line_chart, write_atomic};
+use crate::report::{
+    Better, Cell, LineOpts, Series, Table, difference_phrase, line_chart, write_atomic,
+};
 use crate::sweep::{Plan, best_test_percent};
 use crate::train::{Preset, RunRecord, Trainer, evaluate};
 use std::path::Path;
@@ -70,6 +72,27 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
     }
     let mut md = String::from("### Bucketed vs no-bucket (test accuracy %, mean ± std)\n\n");
     md.push_str(&table.to_markdown());
+    md.push_str("\nEach no-bucket family minus its bucketed version, over seeds:\n\n");
+    for g in &groups {
+        let pairs: Vec<String> = PAIRS
+            .iter()
+            .filter_map(|(bucketed, nob)| {
+                let [x, y] = [nob, bucketed].map(|b| best_test_percent(&plan.runs(recs, g, b)));
+                (!x.is_empty() && !y.is_empty()).then(|| {
+                    let name = |b: &str| b.to_uppercase().replace("-NOB", "-NoB");
+                    format!(
+                        "{} − {} {}",
+                        name(nob),
+                        name(bucketed),
+                        difference_phrase(&x, &y)
+                    )
+                })
+            })
+            .collect();
+        if !pairs.is_empty() {
+            md.push_str(&format!("- {g}: {}\n", pairs.join("; ")));
+        }
+    }
     md.push_str(
         "\n### Head-prior ablation (seed 1): test accuracy with k heads' bias restored\n\n\
          Each seed-1 model as it ended training (the table above reports each run's test \

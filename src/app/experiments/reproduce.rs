@@ -2,7 +2,7 @@
 use super::figures::{learning_curves, priors_figure};
 use crate::data::TaskKind;
 use crate::report::{
-    Better, Cell, LineOpts, Series, Table, line_chart, welch_interval, write_atomic, write_json,
+    Better, Cell, LineOpts, Series, Table, difference_phrase, line_chart, write_atomic, write_json,
 };
 use crate::sweep::{Plan, RunSpec};
 use crate::train::{Dial, Preset, RunRecord, RunRequest};
@@ -313,34 +313,15 @@ fn readme(
         let get = |b: &str| row.iter().find(|s| s.1 == b).map(|s| s.2);
         let mut line = format!("- **{group}**: best {} ({:.1}%)", row[0].1, row[0].2);
         if let (Some(a), Some(t)) = (get("at5"), get("t5")) {
-            let _ = write!(
-                line,
-                "; AT5 {:.1}% vs T5 {:.1}% ({:+.1} points",
-                a,
-                t,
-                a - t
-            );
             let (xa, xt) = (
                 cell(plan, recs, group, "at5"),
                 cell(plan, recs, group, "t5"),
             );
-            match welch_interval(&xa, &xt) {
-                Some((_, lo, hi)) => {
-                    let verdict = if lo > 0.0 || hi < 0.0 {
-                        "separated"
-                    } else {
-                        "not separated"
-                    };
-                    let _ = write!(
-                        line,
-                        ", 95 % Welch interval [{lo:+.1}, {hi:+.1}] over {} and {} seeds: \
-                         {verdict})",
-                        xa.len(),
-                        xt.len()
-                    );
-                }
-                None => line.push_str(", too few seeds for an interval)"),
-            }
+            let _ = write!(
+                line,
+                "; AT5 {a:.1}% vs T5 {t:.1}% ({})",
+                difference_phrase(&xa, &xt)
+            );
         }
         if let Some(n) = get("none") {
             let _ = write!(line, "; no position information {:.1}%", n);
