@@ -55,10 +55,22 @@ fn reproduce_ablate_and_merge_on_one_tiny_row() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(root.join("results.json")).unwrap()).unwrap();
     assert_eq!(json.as_array().unwrap().len(), 2);
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("What it shows"), "{readme}");
+    // Beside the accuracies: when each family peaked, out of its epochs, and what a run cost.
+    let effort = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("Epoch of best dev accuracy"))
+        .find(|l| l.starts_with("| process50"))
+        .unwrap_or_else(|| panic!("no effort row: {readme}"));
+    let epochs = TINY
+        .split_whitespace()
+        .skip_while(|w| *w != "--epochs")
+        .nth(1);
+    let epochs = epochs.expect("TINY sets --epochs");
     assert!(
-        std::fs::read_to_string(root.join("README.md"))
-            .unwrap()
-            .contains("What it shows")
+        effort.matches(&format!("/{epochs}, ")).count() == 2 && effort.matches(" min").count() == 2,
+        "{effort}"
     );
     svg(&root.join("figures/curves-process50.svg"));
     svg(&root.join("figures/priors-process50.svg"));

@@ -97,6 +97,7 @@ pub fn report(
         table.row_with_extras(group, cells, [bayes]);
     }
     let md = table.to_markdown();
+    let effort = effort_table(plan, recs, &biases);
     let figdir = root.join("figures");
     write_atomic(&root.join("table.md"), md.as_bytes())?;
     let json: Vec<&RunRecord> = recs.iter().flatten().collect();
@@ -171,7 +172,7 @@ pub fn report(
             LineOpts::default(),
         )?;
     }
-    let mut readme = readme(plan, &md, &summary, wall_seconds, recs);
+    let mut readme = readme(plan, &md, &effort, &summary, wall_seconds, recs);
     // What a person wrote below the marker (the reading of the numbers) survives a rebuild.
     if let Ok(old) = std::fs::read_to_string(root.join("README.md"))
         && let Some(at) = old.find(KEPT_MARKER)
@@ -181,6 +182,41 @@ pub fn report(
     }
     write_atomic(&root.join("README.md"), readme.as_bytes())?;
     Ok(md)
+}
+
+/// Per task and family, the finished runs' mean best-dev epoch out of their epochs and their
+/// mean training minutes: when a family peaks within its budget, and what a run costs.
+fn effort_table(plan: &Plan, recs: &[Option<RunRecord>], biases: &[&str]) -> String {
+    let mut table = Table::new("task", biases.iter().copied(), 0);
+    for (group, _) in TASKS {
+        if !plan.specs.iter().any(|s| s.group == group) {
+            continue;
+        }
+        let cells: Vec<Cell> = biases
+            .iter()
+            .map(|b| {
+                let runs = plan.runs(recs, group, b);
+                let best: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|r| Some(r.best.as_ref()?.epoch as f64))
+                    .collect();
+                if best.is_empty() {
+                    return Cell::Missing;
+                }
+                let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+                let epochs: Vec<f64> = runs.iter().map(|r| r.epochs.len() as f64).collect();
+                let minutes: Vec<f64> = runs.iter().map(|r| r.train_seconds / 60.0).collect();
+                Cell::Text(format!(
+                    "{:.0}/{:.0}, {:.1} min",
+                    mean(&best),
+                    mean(&epochs),
+                    mean(&minutes)
+                ))
+            })
+            .collect();
+        table.row(group, cells);
+    }
+    table.to_markdown()
 }
 
 /// The `reproduce` command that plans exactly `plan`'s runs: its families, rows and extra
@@ -248,6 +284,7 @@ pub const KEPT_MARKER: &str = "<!-- written by hand below: merge keeps it -->";
 fn readme(
     plan: &Plan,
     md: &str,
+    effort: &str,
     summary: &[(&str, &str, f64, f64)],
     wall: f64,
     recs: &[Option<RunRecord>],
@@ -303,6 +340,12 @@ fn readme(
          (adding: fraction of predictions within 0.04 of the target). Best per row in bold.\n"
     );
     r.push_str(md);
+    let _ = writeln!(
+        r,
+        "\nEpoch of best dev accuracy, mean over seeds / the runs' epochs, and training minutes \
+         per run (mean; one core each, the record's `train_seconds`):\n"
+    );
+    r.push_str(effort);
     let _ = writeln!(r, "\n## What it shows\n");
     for (group, _) in TASKS {
         let mut row: Vec<_> = summary.iter().filter(|s| s.0 == group).collect();
