@@ -438,10 +438,19 @@ fn gradcheck_embedding() {
             std::slice::from_ref(&table),
         );
     }
+    // Shaped as a token batch [B, L, D]: the same rows, the same gradient.
+    check(
+        "embedding [2, 3, D]",
+        |t, v| t.embedding_shaped(v[0], &[4, 0, 4, 1, 1, 3], &[2, 3]),
+        std::slice::from_ref(&table),
+    );
     let mut t: Tape = Tape::new();
     let v = t.leaf(Tensor::from_vec(&[2, 1], vec![1.0, 2.0]));
     let e = t.embedding(v, &[1, 1, 0]);
     assert_eq!(t.value(e).data, vec![2.0, 2.0, 1.0]);
+    let shaped = t.embedding_shaped(v, &[1, 1, 0, 0], &[2, 2]);
+    assert_eq!(t.shape(shaped), [2, 2, 1]);
+    assert_eq!(t.value(shaped).data, vec![2.0, 2.0, 1.0, 1.0]);
     let s = t.sum(e);
     assert_eq!(t.backward(s).get(v).unwrap().data, vec![1.0, 2.0]);
 }

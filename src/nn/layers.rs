@@ -114,7 +114,6 @@ impl Embedding {
         b: usize,
         l: usize,
     ) -> Var {
-        let e = tape.embedding(p.var(self.table), ids);
-        tape.reshape(e, &[b, l, self.d])
+        tape.embedding_shaped(p.var(self.table), ids, &[b, l])
     }
 }

@@ -266,6 +266,18 @@ impl<F: Float> Tape<F> {
 
     /// Rows of `table [V, D]` picked by `ids`: output `[ids.len(), D]`.
     pub fn embedding(&mut self, table: Var, ids: &[usize]) -> Var {
+        self.embedding_shaped(table, ids, &[ids.len()])
+    }
+
+    /// [`Tape::embedding`] with output `[lead.., D]` (`lead` holding `ids.len()` elements): a
+    /// token batch's `[B, L, D]` directly, without a reshape copying every row again.
+    pub fn embedding_shaped(&mut self, table: Var, ids: &[usize], lead: &[usize]) -> Var {
+        assert_eq!(
+            lead.iter().product::<usize>(),
+            ids.len(),
+            "embedding: {} ids cannot fill {lead:?}",
+            ids.len()
+        );
         let t = self.value(table);
         assert!(
             t.shape.len() == 2,
@@ -286,7 +298,9 @@ impl<F: Float> Tape<F> {
             table,
             ids: ids.to_vec(),
         };
-        self.push(op, Tensor::from_vec(&[ids.len(), d], out))
+        let mut shape = lead.to_vec();
+        shape.push(d);
+        self.push(op, Tensor::from_vec(&shape, out))
     }
 
     /// Inverted dropout: zero each element with probability `p`, scale the rest by 1/(1-p).
