@@ -248,6 +248,60 @@ fn gradcheck_permute_transpose() {
     assert_eq!(t.value(p).data, vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
 }
 
+/// Every permutation of a 4-D tensor (those keeping the last axis copy whole rows) against
+/// index arithmetic, forward and the backward's accumulation.
+#[test]
+fn permute_matches_index_arithmetic() {
+    let shape = [2, 3, 4, 5];
+    let x: Vec<f64> = (0..120).map(f64::from).collect();
+    let strides = [60, 20, 5, 1];
+    let mut perms = Vec::new();
+    for a in 0..4 {
+        for b in 0..4 {
+            for c in 0..4 {
+                let d = 6 - a - b - c;
+                if a != b && a != c && b != c && d < 4 && d != a && d != b && d != c {
+                    perms.push([a, b, c, d]);
+                }
+            }
+        }
+    }
+    assert_eq!(perms.len(), 24);
+    for perm in perms {
+        let mut t: Tape = Tape::new();
+        let v = t.leaf(Tensor::from_vec(&shape, x.clone()));
+        let p = t.permute(v, &perm);
+        let os: Vec<usize> = perm.iter().map(|&q| shape[q]).collect();
+        assert_eq!(t.shape(p), os.as_slice());
+        let mut want = Vec::new();
+        for i in 0..os[0] {
+            for j in 0..os[1] {
+                for k in 0..os[2] {
+                    for l in 0..os[3] {
+                        let at = [i, j, k, l];
+                        let mut src = 0;
+                        for (axis, &q) in perm.iter().enumerate() {
+                            src += at[axis] * strides[q];
+                        }
+                        want.push(x[src]);
+                    }
+                }
+            }
+        }
+        assert_eq!(t.value(p).data, want, "{perm:?}");
+        // Backward: the output's gradient is its own index, so each input gets its position
+        // in the output, once.
+        let w = t.constant(Tensor::from_vec(&os, (0..120).map(f64::from).collect()));
+        let y = t.mul(p, w);
+        let loss = t.sum(y);
+        let g = t.backward(loss);
+        let gx = &g.get(v).unwrap().data;
+        for (o, &src) in want.iter().enumerate() {
+            assert_eq!(gx[src as usize], o as f64, "{perm:?}");
+        }
+    }
+}
+
 #[test]
 fn gradcheck_reshape() {
     let x = u(&[2, 3, 2], -1.0, 1.0, 1);

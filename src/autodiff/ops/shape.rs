@@ -14,23 +14,38 @@ pub(crate) fn split_at_axis(shape: &[usize], axis: usize) -> (usize, usize, usiz
 }
 
 /// `out[idx] = x[idx permuted back]`: out axis i is input axis perm[i]. With `add`, accumulates.
+///
+/// When the last axis stays last (splitting heads, `[D, H, dh] → [H, D, dh]`), each output row
+/// is a contiguous input row, copied whole; otherwise one element at a time. Either way every
+/// output element is the one input element (or the one sum), so the bits do not depend on it.
 fn permute_into<F: Float>(x: &[F], shape: &[usize], perm: &[usize], out: &mut [F], add: bool) {
     let r = shape.len();
+    if out.is_empty() {
+        return;
+    }
     let mut in_strides = vec![1; r];
     for i in (0..r.saturating_sub(1)).rev() {
         in_strides[i] = in_strides[i + 1] * shape[i + 1];
     }
     let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
     let st: Vec<usize> = perm.iter().map(|&p| in_strides[p]).collect();
-    let mut idx = vec![0; r];
+    // The odometer runs over the axes before the copied run: all of them, or all but the last.
+    let keep_last = r > 0 && perm[r - 1] == r - 1;
+    let (run, axes) = if keep_last {
+        (shape[r - 1], r - 1)
+    } else {
+        (1, r)
+    };
+    let mut idx = vec![0; axes];
     let mut src = 0;
-    for o in out.iter_mut() {
+    for o in out.chunks_exact_mut(run) {
+        let from = &x[src..src + run];
         if add {
-            *o += x[src];
+            o.iter_mut().zip(from).for_each(|(a, &b)| *a += b);
         } else {
-            *o = x[src];
+            o.copy_from_slice(from);
         }
-        for d in (0..r).rev() {
+        for d in (0..axes).rev() {
             idx[d] += 1;
             src += st[d];
             if idx[d] < out_shape[d] {
