@@ -50,6 +50,14 @@ pub fn plan(preset: Preset, seeds: u64, biases: &[String]) -> Plan {
     }
 }
 
+/// The rows of [`TASKS`] that `plan` has runs of, in table order.
+fn planned_tasks(plan: &Plan) -> impl Iterator<Item = &'static str> + '_ {
+    TASKS
+        .iter()
+        .map(|(group, _)| *group)
+        .filter(|g| plan.specs.iter().any(|s| s.group == *g))
+}
+
 /// Test metric (%) at the best-dev epoch of each finished run of (group, bias).
 fn cell(plan: &Plan, recs: &[Option<RunRecord>], group: &str, bias: &str) -> Vec<f64> {
     crate::sweep::best_test_percent(&plan.runs(recs, group, bias))
@@ -71,10 +79,7 @@ pub fn report(
         .bold_best(Better::Higher)
         .extra_column("Bayes ceiling");
     let mut summary = Vec::new();
-    for (group, _) in TASKS {
-        if !plan.specs.iter().any(|s| s.group == group) {
-            continue;
-        }
+    for group in planned_tasks(plan) {
         let cells: Vec<Cell> = biases
             .iter()
             .map(|b| {
@@ -188,10 +193,7 @@ pub fn report(
 /// mean training minutes: when a family peaks within its budget, and what a run costs.
 fn effort_table(plan: &Plan, recs: &[Option<RunRecord>], biases: &[&str]) -> String {
     let mut table = Table::new("task", biases.iter().copied(), 0);
-    for (group, _) in TASKS {
-        if !plan.specs.iter().any(|s| s.group == group) {
-            continue;
-        }
+    for group in planned_tasks(plan) {
         let cells: Vec<Cell> = biases
             .iter()
             .map(|b| {
@@ -299,10 +301,7 @@ fn readme(
         .map(|s| &s.bias)
         .collect::<std::collections::BTreeSet<_>>()
         .len();
-    let tasks = TASKS
-        .iter()
-        .filter(|(g, _)| plan.specs.iter().any(|s| s.group == *g))
-        .count();
+    let tasks = planned_tasks(plan).count();
     let timing = if wall > 0.0 {
         format!(
             "this invocation took {:.1} minutes of wall time (runs finished earlier are reused, \
