@@ -2,7 +2,8 @@
 use super::figures::{learning_curves, priors_figure};
 use crate::data::TaskKind;
 use crate::report::{
-    Better, Cell, LineOpts, Series, Table, difference_phrase, line_chart, write_atomic, write_json,
+    Better, Cell, LineOpts, Series, Table, difference_phrase, line_chart, mean_std, write_atomic,
+    write_json,
 };
 use crate::sweep::{Plan, RunSpec};
 use crate::train::{Dial, Preset, RunRecord, RunRequest};
@@ -205,7 +206,7 @@ fn effort_table(plan: &Plan, recs: &[Option<RunRecord>], biases: &[&str]) -> Str
                 if best.is_empty() {
                     return Cell::Missing;
                 }
-                let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+                let mean = |xs: &[f64]| mean_std(xs).0;
                 let epochs: Vec<f64> = runs.iter().map(|r| r.epochs.len() as f64).collect();
                 let minutes: Vec<f64> = runs.iter().map(|r| r.train_seconds / 60.0).collect();
                 Cell::Text(format!(
