@@ -1,5 +1,4 @@
 //! `ablate`: no-bucket ablations beside their bucketed versions, and the head-prior ablation.
-use at5::cli::usage_error;
 use at5::experiments::ablate;
 use at5::sweep::{self, SweepArgs};
 use clap::Parser;
@@ -16,10 +15,8 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse();
-    if cli.seeds == 0 {
-        usage_error("--seeds must be at least 1");
-    }
+    let cli = at5::cli::parse::<Cli>();
+    at5::cli::check_seeds(cli.seeds);
     let plan = ablate::plan(cli.sweep.preset(), cli.seeds);
     sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
         ablate::report(root, plan, recs)

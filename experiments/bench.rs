@@ -13,10 +13,8 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse().bench;
-    if cli.steps == 0 {
-        usage_error("--steps must be at least 1 (the timings are over the timed steps)");
-    }
+    let cli = at5::cli::parse::<Cli>().bench;
+    cli.check().unwrap_or_else(|e| usage_error(e));
     init_allocator();
     init_threads(cli.threads);
     let threads = rayon::current_num_threads();

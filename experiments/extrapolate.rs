@@ -1,5 +1,4 @@
 //! `extrapolate`: train at length L, test at 2L and 4L, per bias family.
-use at5::cli::usage_error;
 use at5::experiments::{extrapolate, reproduce};
 use at5::sweep::{self, SweepArgs};
 use clap::Parser;
@@ -18,10 +17,8 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse();
-    if cli.seeds == 0 {
-        usage_error("--seeds must be at least 1");
-    }
+    let cli = at5::cli::parse::<Cli>();
+    at5::cli::check_seeds(cli.seeds);
     let biases = at5::cli::family_list(cli.biases.as_deref(), &reproduce::BIASES);
     let plan = extrapolate::plan(cli.sweep.preset(), cli.seeds, &biases);
     sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {

@@ -22,7 +22,8 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = at5::cli::parse::<Cli>();
+    at5::cli::init_kernels();
     let names: Vec<&str> = match &cli.bias {
         Some(b) => vec![b.as_str()],
         None => FAMILIES.to_vec(),

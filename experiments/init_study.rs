@@ -2,7 +2,7 @@
 use at5::cli::usage_error;
 use at5::experiments::init;
 use at5::sweep::{self, SweepArgs};
-use clap::Parser;
+use clap::{FromArgMatches, Parser};
 
 /// AT5 on lag-k (L = 64; k = 4, 16, 40) and Process-50, each with `--at5-init paper` and
 /// `--at5-init alive`: seeds solved, final accuracy, epochs to 95 % of the final dev accuracy,
@@ -24,11 +24,16 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse();
-    if cli.seeds == 0 {
-        usage_error("--seeds must be at least 1");
-    }
+    let matches = at5::cli::matches::<Cli>();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_error(e));
+    at5::cli::check_seeds(cli.seeds);
     if cli.scaling {
+        let used = ["scaling", "seeds", "threads"];
+        let given = at5::cli::flags_given::<Cli>(&matches);
+        if let Some(f) = given.iter().find(|f| !used.contains(&f.as_str())) {
+            usage_error(format!("--{f} does nothing with --scaling; drop it"));
+        }
+        at5::cli::init_threads(cli.sweep.threads);
         match init::scaling_report(cli.seeds) {
             Ok(md) => print!("{md}"),
             Err(e) => {

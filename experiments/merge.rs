@@ -15,30 +15,58 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = at5::cli::parse::<Cli>();
+    at5::cli::init_kernels();
     let plans = sweep::plans_in(&cli.root).unwrap_or_else(|e| usage_error(e));
-    for plan in plans {
-        let recs: Vec<_> = plan
-            .specs
-            .iter()
-            .map(|s| sweep::finished(&cli.root, s))
-            .collect();
-        let missing = recs.iter().filter(|r| r.is_none()).count();
+    const KNOWN: [&str; 5] = ["reproduce", "sweep", "ablate", "extrapolate", "init-study"];
+    if let Some(p) = plans
+        .iter()
+        .find(|p| !KNOWN.contains(&p.experiment.as_str()))
+    {
+        usage_error(format!(
+            "{}: unknown experiment `{}` (expected one of {})",
+            cli.root.display(),
+            p.experiment,
+            KNOWN.join(", ")
+        ));
+    }
+    // Every record is read and checked before any report is written, so a bad one leaves the
+    // reports as they were.
+    let all: Vec<_> = plans
+        .iter()
+        .map(|plan| sweep::records_to_merge(&cli.root, plan).unwrap_or_else(|e| usage_error(e)))
+        .collect();
+    let finished = |recs: &[Option<_>]| recs.iter().filter(|r| r.is_some()).count();
+    if all.iter().all(|recs| finished(recs) == 0) {
+        usage_error(format!(
+            "{}: none of the planned runs has finished (no finished record under {}); \
+             nothing written",
+            cli.root.display(),
+            cli.root.join("runs").display()
+        ));
+    }
+    for (plan, recs) in plans.iter().zip(&all) {
+        if finished(recs) == 0 {
+            println!(
+                "{}: none of its {} runs has finished; its reports are left as they were",
+                plan.experiment,
+                plan.specs.len()
+            );
+            continue;
+        }
         let res = match plan.experiment.as_str() {
-            "reproduce" => reproduce::report(&cli.root, &plan, &recs, 0.0),
-            "sweep" => range::report(&cli.root, &plan, &recs),
-            "ablate" => ablate::report(&cli.root, &plan, &recs),
-            "extrapolate" => extrapolate::report(&cli.root, &plan, &recs),
-            "init-study" => init::report(&cli.root, &plan, &recs),
-            other => usage_error(format!(
-                "{}: unknown experiment `{other}`",
-                cli.root.display()
-            )),
+            "reproduce" => reproduce::report(&cli.root, plan, recs, 0.0),
+            "sweep" => range::report(&cli.root, plan, recs),
+            "ablate" => ablate::report(&cli.root, plan, recs),
+            "extrapolate" => extrapolate::report(&cli.root, plan, recs),
+            "init-study" => init::report(&cli.root, plan, recs),
+            _ => unreachable!("checked above"),
         };
         match res {
             Ok(md) => println!(
-                "{md}\n{}: {missing} of {} runs missing",
+                "{md}\n{}: {} of {} runs not finished",
                 plan.experiment,
+                recs.len() - finished(recs),
                 plan.specs.len()
             ),
             Err(e) => {

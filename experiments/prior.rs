@@ -39,7 +39,7 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = at5::cli::parse::<Cli>();
     init_threads(cli.threads);
     let trainer = Trainer::from_checkpoint(&cli.checkpoint).unwrap_or_else(|e| usage_error(e));
     let dir = cli
@@ -60,6 +60,22 @@ fn main() {
             }
         }
     };
+    if let Some(r) = &record {
+        let mut was = r.config_now();
+        was.epochs = trainer.config.epochs;
+        if was != trainer.config {
+            usage_error(format!(
+                "{}: the record of another run ({}) than the checkpoint {}; give this run's \
+                 record.json",
+                cli.record
+                    .clone()
+                    .unwrap_or_else(|| dir.join(RECORD))
+                    .display(),
+                r.summary(),
+                cli.checkpoint.display()
+            ));
+        }
+    }
     let out = cli.out.clone().unwrap_or_else(|| dir.join("prior"));
     let rep = prior_report(
         &trainer,
@@ -73,7 +89,8 @@ fn main() {
     let mut extra = 0;
     if cli.by_epoch {
         let snaps = list_snapshots(&dir).unwrap_or_else(|e| usage_error(e));
-        prior_by_epoch(&snaps, &out.join("prior_by_epoch.svg")).unwrap_or_else(|e| usage_error(e));
+        prior_by_epoch(&snaps, &trainer.config, &out.join("prior_by_epoch.svg"))
+            .unwrap_or_else(|e| usage_error(e));
         extra += 1;
     }
     if !cli.compare.is_empty() {

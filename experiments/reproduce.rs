@@ -1,5 +1,4 @@
 //! `reproduce` (the default binary): the paper's synthetic-task table, every bias on every task.
-use at5::cli::usage_error;
 use at5::experiments::reproduce;
 use at5::sweep::{self, SweepArgs};
 use at5::train::Preset;
@@ -20,14 +19,12 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = at5::cli::parse::<Cli>();
     let preset = cli.sweep.preset();
     let seeds = cli
         .seeds
         .unwrap_or(if preset == Preset::Paper { 5 } else { 2 });
-    if seeds == 0 {
-        usage_error("--seeds must be at least 1");
-    }
+    at5::cli::check_seeds(seeds);
     let biases = at5::cli::family_list(cli.biases.as_deref(), &reproduce::BIASES);
     let plan = reproduce::plan(preset, seeds, &biases);
     sweep::drive(plan, &cli.sweep, reproduce::report);

@@ -21,23 +21,28 @@ struct Cli {
     biases: String,
     #[arg(long, default_value_t = 1)]
     seeds: u64,
-    /// Lag-k's sequence length L (every k must be below it).
-    #[arg(long, default_value_t = range::LAG_LEN)]
-    lag_len: usize,
+    /// Lag-k's sequence length L (every k must be below it) [default: 128].
+    #[arg(long)]
+    lag_len: Option<usize>,
 }
 
 fn parse_list(s: &str) -> Result<Vec<usize>, String> {
-    s.split(',')
-        .map(|x| {
-            x.trim()
-                .parse::<usize>()
-                .map_err(|_| format!("--ranges: `{x}` is not a number"))
-        })
-        .collect()
+    let mut list = Vec::new();
+    for x in s.split(',') {
+        let v = x
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| format!("--ranges: `{x}` is not a number"))?;
+        if list.contains(&v) {
+            return Err(format!("--ranges: {v} is given twice"));
+        }
+        list.push(v);
+    }
+    Ok(list)
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = at5::cli::parse::<Cli>();
     let preset = cli.sweep.preset();
     let given = cli
         .ranges
@@ -55,11 +60,13 @@ fn main() {
         "both" => usage_error("--ranges needs --task adding or --task lagk"),
         o => usage_error(format!("--task {o}: expected adding, lagk or both")),
     };
-    if cli.seeds == 0 {
-        usage_error("--seeds must be at least 1");
-    }
+    at5::cli::check_seeds(cli.seeds);
     let biases = at5::cli::family_list(Some(&cli.biases), at5::position::FAMILIES);
-    let plan = range::plan(&dials, (&biases, cli.seeds), preset, cli.lag_len);
+    if cli.lag_len.is_some() && !dials.iter().any(|(d, _)| *d == Dial::Lag) {
+        usage_error("--lag-len is lag-k's length: give it with --task lagk or both, or drop it");
+    }
+    let lag_len = cli.lag_len.unwrap_or(range::LAG_LEN);
+    let plan = range::plan(&dials, (&biases, cli.seeds), preset, lag_len);
     sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
         range::report(root, plan, recs)
     });

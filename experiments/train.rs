@@ -2,7 +2,7 @@
 use at5::cli::{RunArgs, init_allocator, init_threads, run_flags_given, usage_error};
 use at5::sweep;
 use at5::train::{self, CHECKPOINT, Event, Trainer};
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{FromArgMatches, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 
@@ -24,8 +24,9 @@ struct Cli {
     #[arg(long, conflicts_with = "resume")]
     config: Option<PathBuf>,
     /// Pick up the run in --out: nothing to do if it holds this config's finished record, resume
-    /// from its checkpoint if that is of this config, else start (what emitted job lists use,
-    /// so a job list can be rerun after an interruption).
+    /// from its checkpoint if that is of this config, start if it holds no run, refuse a run of
+    /// other settings (what emitted job lists use, so a job list can be rerun after an
+    /// interruption). Without it, a folder holding a run is refused.
     #[arg(long = "continue", conflicts_with = "resume")]
     continue_run: bool,
     /// Worker threads (0: all cores).
@@ -41,8 +42,8 @@ struct Cli {
 }
 
 fn main() {
-    let matches = Cli::command().get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let matches = at5::cli::matches::<Cli>();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_error(e));
     init_allocator();
     init_threads(cli.threads);
     let out = cli.out.clone().unwrap_or_else(|| match &cli.resume {
@@ -74,7 +75,8 @@ fn main() {
             Some(path) => {
                 if let Some(flag) = run_flags_given(&matches).first() {
                     usage_error(format!(
-                        "--{flag} cannot be given with --config (the file is the whole run):                          drop --{flag}, or edit the file"
+                        "--{flag} cannot be given with --config (the file is the whole run): \
+                         drop --{flag}, or edit the file"
                     ));
                 }
                 Ok(train::read_config(path)
@@ -88,11 +90,23 @@ fn main() {
     } else {
         "output folder"
     };
-    train::check_out_dir(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
+    let out_ok = |how| match &config {
+        Ok(cfg) => train::check_out_contents(&out, cfg, how),
+        Err(_) => Ok(()),
+    };
+    let how = if cli.continue_run {
+        train::OutUse::Continue
+    } else {
+        train::OutUse::New
+    };
+    out_ok(how).unwrap_or_else(|e| usage_error(e));
     // Ok: a new run's config; Err: the checkpoint to resume.
     let trainer = match config {
         Err(path) => {
             let mut t = Trainer::from_checkpoint(path).unwrap_or_else(|e| usage_error(e));
+            train::check_out_contents(&out, &t.config, train::OutUse::Resume)
+                .unwrap_or_else(|e| usage_error(e));
+            train::check_out_dir(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
             if let Some(e) = cli.run.epochs {
                 if e == 0 || e < t.state.epoch {
                     usage_error(format!(
@@ -110,13 +124,23 @@ fn main() {
                 println!("{}: already finished in {}", rec.status, out.display());
                 return;
             }
+            train::check_out_dir(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
             sweep::resume_or_start(&out, cfg).unwrap_or_else(|e| usage_error(e))
         }
-        Ok(cfg) => Trainer::new(cfg).unwrap_or_else(|e| usage_error(e)),
+        Ok(cfg) => {
+            train::check_out_dir(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
+            Trainer::new(cfg).unwrap_or_else(|e| usage_error(e))
+        }
     };
     let (epochs, steps) = (trainer.config.epochs, trainer.steps_per_epoch());
     if let Some(e) = cli.snapshots.iter().find(|&&e| e > epochs) {
         usage_error(format!("--snapshots {e}: the run has only {epochs} epochs"));
+    }
+    let at = trainer.state.epoch;
+    if let Some(e) = cli.snapshots.iter().find(|&&e| at > 0 && e <= at) {
+        usage_error(format!(
+            "--snapshots {e}: the run resumes at epoch {at}, past it; give later epochs"
+        ));
     }
     let start_epoch = trainer.state.epoch;
     let bar = if cli.quiet {

@@ -442,3 +442,148 @@ fn continue_leaves_a_finished_run_alone() {
     assert_eq!(std::fs::read(dir.join("record.json")).unwrap(), record);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_folder_holding_another_run_is_never_overwritten() {
+    let dir = tmp("holds");
+    let out = dir.join("run");
+    let o = out.to_str().unwrap();
+    let base = [
+        "--task",
+        "lagk",
+        "--lag",
+        "2",
+        "--d-model",
+        "8",
+        "--heads",
+        "2",
+        "--epochs",
+        "1",
+        "--quiet",
+        "--threads",
+        "1",
+        "--out",
+        o,
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&str> {
+        base.iter().copied().chain(extra.iter().copied()).collect()
+    };
+    let first = train(&with(&["--bias", "at5"]));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let record = std::fs::read(out.join("record.json")).unwrap();
+    let checkpoint = std::fs::read(out.join("checkpoint.bin")).unwrap();
+    // The same run again without --continue, another family plainly and with --continue: each
+    // refused with one line naming the folder and what it holds, before anything is written.
+    for (args, what) in [
+        (with(&["--bias", "at5"]), "--continue"),
+        (with(&["--bias", "t5"]), "with at5"),
+        (with(&["--bias", "t5", "--continue"]), "other settings"),
+    ] {
+        let run = train(&args);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(o) && err.contains(what), "{args:?}: {err}");
+    }
+    // A checkpoint of another run resumed into the folder is refused too.
+    let other = dir.join("other");
+    let made = train(&[
+        "--task",
+        "lagk",
+        "--lag",
+        "2",
+        "--d-model",
+        "8",
+        "--heads",
+        "2",
+        "--epochs",
+        "1",
+        "--quiet",
+        "--threads",
+        "1",
+        "--bias",
+        "alibi",
+        "--out",
+        other.to_str().unwrap(),
+    ]);
+    assert!(made.status.success());
+    let ck = other.join("checkpoint.bin");
+    let run = train(&[
+        "--resume",
+        ck.to_str().unwrap(),
+        "--epochs",
+        "2",
+        "--out",
+        o,
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("with at5") && err.contains("other settings"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(out.join("record.json")).unwrap(), record);
+    assert_eq!(
+        std::fs::read(out.join("checkpoint.bin")).unwrap(),
+        checkpoint
+    );
+    // Its own checkpoint, with more epochs, is the same run extended: allowed.
+    let own = out.join("checkpoint.bin");
+    let run = train(&[
+        "--resume",
+        own.to_str().unwrap(),
+        "--epochs",
+        "2",
+        "--quiet",
+        "--out",
+        o,
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // Snapshots before the epoch a resume starts at could never be written: refused.
+    refused(
+        &[
+            "--resume",
+            own.to_str().unwrap(),
+            "--epochs",
+            "3",
+            "--snapshots",
+            "1",
+        ],
+        &["--snapshots 1", "epoch 2"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn parse_errors_are_one_line_with_exit_2() {
+    for (args, what) in [
+        (vec!["--task", "lagk", "--sed", "3"], "--seed"),
+        (vec!["--task", "lagk", "--seed", "-1"], "--seed"),
+        (
+            vec!["--task", "lagk", "--lr", "-1"],
+            "lr must be a positive number",
+        ),
+        (vec!["--task", "lagk", "--lag", "0"], "lag = 0"),
+        (
+            vec!["--task", "lagk", "--epochs", "18446744073709551615"],
+            "epochs must be 1 to",
+        ),
+    ] {
+        let out = train(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(what),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -380,7 +380,7 @@ fn lagk_label_is_the_token_k_before_the_last_slot() {
     // Exhausting a tiny space still terminates with every sequence exactly once.
     let full = LagKConfig {
         seq_len: 8,
-        lag: 0,
+        lag: 1,
         vocab: 2,
         train: 200,
         dev: 28,
@@ -577,6 +577,13 @@ fn invalid_configs_are_errors_not_panics() {
                 ..lag.clone()
             }),
             "lag = 16 must be < seq_len",
+        ),
+        (
+            TaskConfig::LagK(LagKConfig {
+                lag: 0,
+                ..lag.clone()
+            }),
+            "lag = 0 must be >= 1",
         ),
         (
             TaskConfig::LagK(LagKConfig {

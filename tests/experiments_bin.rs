@@ -98,7 +98,7 @@ fn reproduce_ablate_and_merge_on_one_tiny_row() {
     svg(&root.join("figures/head-ablation-process50.svg"));
 
     let out = run(env!("CARGO_BIN_EXE_merge"), &[r]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("runs missing"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("runs not finished"));
 
     // A reading written below the marker survives merge, and merge is byte-stable.
     let readme = root.join("README.md");
@@ -241,12 +241,152 @@ fn bad_experiment_flags_exit_2() {
         ),
         (env!("CARGO_BIN_EXE_sweep"), vec!["--threads", "100000"]),
         (env!("CARGO_BIN_EXE_merge"), vec!["/nonexistent/at5"]),
+        // Sizes that would abort on allocation, or wrap, are refused by name.
+        (
+            env!("CARGO_BIN_EXE_reproduce"),
+            vec![
+                "--seeds",
+                "18446744073709551615",
+                "--emit-jobs",
+                "/nonexistent/j",
+            ],
+        ),
+        (
+            env!("CARGO_BIN_EXE_bench"),
+            vec!["--config", "T", "--seq-len", "18446744073709551615"],
+        ),
+        (
+            env!("CARGO_BIN_EXE_bench"),
+            vec!["--config", "T", "--warmup", "18446744073709551615"],
+        ),
+        // A run planned twice would train two jobs into one folder and count twice.
+        (
+            env!("CARGO_BIN_EXE_reproduce"),
+            vec!["--biases", "t5,t5", "--plan"],
+        ),
+        (
+            env!("CARGO_BIN_EXE_sweep"),
+            vec!["--task", "lagk", "--ranges", "4,4", "--plan"],
+        ),
+        // Flags a mode would ignore.
+        (env!("CARGO_BIN_EXE_bench"), vec!["--gemm", "--scaling"]),
+        (
+            env!("CARGO_BIN_EXE_sweep"),
+            vec!["--task", "adding", "--lag-len", "64"],
+        ),
+        (
+            env!("CARGO_BIN_EXE_init-study"),
+            vec!["--scaling", "--tasks", "process50"],
+        ),
+        (
+            env!("CARGO_BIN_EXE_reproduce"),
+            vec!["--plan", "--emit-jobs", "/nonexistent/j"],
+        ),
+        (
+            env!("CARGO_BIN_EXE_reproduce"),
+            vec!["--jobs", "0", "--out", "/nonexistent/at5"],
+        ),
+        // Misspelled flags: clap's message and tip on one line.
+        (env!("CARGO_BIN_EXE_reproduce"), vec!["--seed", "3"]),
     ] {
         let out = Command::new(bin).args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+    // An unknown kernel path is refused before any work, by every binary that computes.
+    for bin in [
+        env!("CARGO_BIN_EXE_gradcheck"),
+        env!("CARGO_BIN_EXE_init-study"),
+    ] {
+        let out = Command::new(bin)
+            .args(["--scaling"].iter().filter(|_| bin.ends_with("init-study")))
+            .env("AT5_KERNEL", "bogus")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bin}: {err}");
+        assert!(
+            err.contains("AT5_KERNEL") && !err.contains("panicked"),
+            "{bin}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{bin}: {err}");
+    }
+}
+
+#[test]
+fn merge_never_replaces_reports_with_less() {
+    let root = tmp("merge-guard");
+    let r = root.to_str().unwrap();
+    let flags = [
+        "--tasks",
+        "process50",
+        "--biases",
+        "t5",
+        "--seeds",
+        "1",
+        "--quiet",
+        "--jobs",
+        "1",
+        "--threads",
+        "1",
+        "--out",
+        r,
+        "--train-flags",
+        TINY,
+    ];
+    run(env!("CARGO_BIN_EXE_reproduce"), &flags);
+    let table = root.join("table.md");
+    let before = std::fs::read(&table).unwrap();
+    let record = root.join("runs/process50-t5-s1/record.json");
+    let good = std::fs::read(&record).unwrap();
+    let merge = || {
+        Command::new(env!("CARGO_BIN_EXE_merge"))
+            .arg(r)
+            .output()
+            .unwrap()
+    };
+    // A record that cannot be read is named; the reports stay as they were.
+    std::fs::write(&record, &good[..good.len() / 2]).unwrap();
+    let out = merge();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("process50-t5-s1/record.json"), "{err}");
+    assert_eq!(std::fs::read(&table).unwrap(), before);
+    // With no finished run at all, nothing is written either.
+    std::fs::remove_file(&record).unwrap();
+    let out = merge();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("none of the planned runs has finished"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&table).unwrap(), before);
+    // A cost estimate writes no plan, and a job list may not replace the plan.
+    std::fs::write(&record, &good).unwrap();
+    let plan = root.join("plan-reproduce.json");
+    let kept = std::fs::read(&plan).unwrap();
+    let mut over = flags.to_vec();
+    over.extend(["--emit-jobs", plan.to_str().unwrap()]);
+    let out = Command::new(env!("CARGO_BIN_EXE_reproduce"))
+        .args(&over)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&plan).unwrap(), kept);
+    let fresh = tmp("merge-guard-plan");
+    let f = fresh.to_str().unwrap();
+    let mut dry = flags.to_vec();
+    dry[flags.len() - 3] = f;
+    dry.push("--plan");
+    run(env!("CARGO_BIN_EXE_reproduce"), &dry);
+    assert!(!fresh.join("plan-reproduce.json").exists());
+    run(env!("CARGO_BIN_EXE_merge"), &[r]);
+    assert_eq!(std::fs::read(&table).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&root);
+    let _ = std::fs::remove_dir_all(&fresh);
 }
 
 #[test]

@@ -202,7 +202,20 @@ fn bad_inputs_exit_2_with_one_line() {
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     let missing = dir.join("missing.json");
     let nope = dir.join("nope.bin");
-    let cases: [(Vec<&str>, &str); 5] = [
+    // Another run's record would draw its slopes as this checkpoint's.
+    let other = dir.join("other");
+    train_tiny("t5", &other);
+    let other_record = other.join(train::RECORD);
+    let cases: [(Vec<&str>, &str); 6] = [
+        (
+            vec![
+                "--checkpoint",
+                ck.to_str().unwrap(),
+                "--record",
+                other_record.to_str().unwrap(),
+            ],
+            "the record of another run",
+        ),
         (
             vec!["--checkpoint", ck.to_str().unwrap(), "--kl-examples", "0"],
             "--kl-examples",

@@ -41,10 +41,11 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: bool,
     /// GEMM GFLOP/s for square sizes and the model's shapes instead of training steps.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["scaling", "config", "bias", "steps", "warmup", "seq_len", "batch", "profile", "no_prune"])]
     pub gemm: bool,
-    /// Step time of config A's model over L and B, with fitted exponents.
-    #[arg(long)]
+    /// Step time of config A's model over L and B, with fitted exponents (its own L and B; up
+    /// to 5 timed steps each).
+    #[arg(long, conflicts_with_all = ["config", "warmup", "seq_len", "batch", "json", "profile"])]
     pub scaling: bool,
     /// Also print the time per op kind, forward and backward, per timed step.
     #[arg(long)]
@@ -87,6 +88,58 @@ fn shape(name: &str) -> Result<Shape, String> {
         "T" | "t" => s("T", false, 16, 8, 32, 4, 64, 1),
         other => return Err(format!("--config {other}: expected A, B, C or T")),
     })
+}
+
+/// The most steps `--steps` and `--warmup` take: minutes of the largest config already.
+pub const MAX_STEPS: usize = 100_000;
+
+impl BenchArgs {
+    /// Refuses step counts and sizes no benchmark needs, and a batch whose attention would not
+    /// fit in memory, before anything is allocated (one line naming the flag).
+    pub fn check(&self) -> Result<(), String> {
+        if self.steps == 0 || self.steps > MAX_STEPS {
+            return Err(format!(
+                "--steps {}: expected 1 to {MAX_STEPS} (the timings are over the timed steps)",
+                self.steps
+            ));
+        }
+        if self.warmup > MAX_STEPS {
+            return Err(format!(
+                "--warmup {}: expected 0 to {MAX_STEPS}",
+                self.warmup
+            ));
+        }
+        let mut s = shape(&self.config)?;
+        bias_config(&self.bias, s.l)?;
+        if let Some(l) = self.seq_len {
+            if l < 2 {
+                return Err(format!("--seq-len {l}: expected at least 2"));
+            }
+            s.l = l;
+        }
+        if let Some(b) = self.batch {
+            if b == 0 {
+                return Err("--batch 0: expected at least 1".into());
+            }
+            s.b = b;
+        }
+        // The attention scores, probabilities and their gradients per layer dominate at large
+        // L·B: four B·H·L² f32 grids each, a lower bound on what a step holds.
+        let grids = 4.0 * 4.0 * s.layers as f64 * s.b as f64 * s.h as f64 * (s.l as f64).powi(2);
+        if let Some((avail, what)) = crate::train::memory::available_memory()
+            && grids > avail
+        {
+            return Err(format!(
+                "--seq-len {} --batch {}: the attention grids alone need {}, and {} is \
+                 available ({what}); lower --seq-len or --batch",
+                s.l,
+                s.b,
+                crate::train::memory::human(grids),
+                crate::train::memory::human(avail)
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn bias_config(name: &str, l: usize) -> Result<BiasConfig, String> {

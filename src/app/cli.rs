@@ -14,6 +14,39 @@ pub fn usage_error(msg: impl std::fmt::Display) -> ! {
     std::process::exit(EXIT_USAGE)
 }
 
+/// Parses the command line; a parse error is one line (clap's message and its tip, without the
+/// usage block) and exit code 2, like every other refusal. `--help` and `--version` print as usual.
+pub fn parse<T: clap::Parser>() -> T {
+    let matches = matches::<T>();
+    T::from_arg_matches(&matches).unwrap_or_else(|e| usage_error(one_line(&e)))
+}
+
+/// [`parse`]'s matches, for binaries that also ask which flags were given.
+pub fn matches<T: clap::CommandFactory>() -> clap::ArgMatches {
+    // A negative number is a value (`--lr -1` is refused by the range check that names the
+    // flag), not an unknown flag `-1`.
+    T::command()
+        .allow_negative_numbers(true)
+        .try_get_matches()
+        .unwrap_or_else(|e| match e.kind() {
+            clap::error::ErrorKind::DisplayHelp
+            | clap::error::ErrorKind::DisplayVersion
+            | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            _ => usage_error(one_line(&e)),
+        })
+}
+
+/// A clap error as one line: its message, then its tip in parentheses where it has one.
+fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("").trim_start_matches("error: ");
+    match lines.find_map(|l| l.strip_prefix("tip: ")) {
+        Some(tip) => format!("{first} ({tip}); see --help"),
+        None => format!("{first}; see --help"),
+    }
+}
+
 /// Keeps freed memory in the process (glibc: no mmap for large blocks, no trimming), so the
 /// step-sized buffers each training step frees are reused warm by the next one instead of being
 /// returned to the kernel and faulted back in page by page. RSS stays at the step's peak.
@@ -439,13 +472,40 @@ pub fn run_flags_given(matches: &clap::ArgMatches) -> Vec<String> {
         .collect()
 }
 
+/// The most seeds a multi-run binary plans per cell: each is a run, and a plan holds them all.
+pub const MAX_SEEDS: u64 = 1000;
+
+/// `--seeds`: 1 to [`MAX_SEEDS`], else exit 2 naming the flag.
+pub fn check_seeds(seeds: u64) -> u64 {
+    if seeds == 0 || seeds > MAX_SEEDS {
+        usage_error(format!(
+            "--seeds {seeds}: expected 1 to {MAX_SEEDS} (runs per cell)"
+        ));
+    }
+    seeds
+}
+
+/// The long names of the flags of `T` given on the command line (not left at a default), so a
+/// binary can refuse flags that a mode would ignore.
+pub fn flags_given<T: clap::CommandFactory>(matches: &clap::ArgMatches) -> Vec<String> {
+    use clap::parser::ValueSource;
+    T::command()
+        .get_arguments()
+        .filter(|a| matches.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))
+        .filter_map(|a| a.get_long().map(String::from))
+        .collect()
+}
+
 /// A comma-separated family list checked against `allowed` (all of them when `None`).
 pub fn family_list(given: Option<&str>, allowed: &[&str]) -> Vec<String> {
     let list: Vec<String> = match given {
         Some(b) => b.split(',').map(|s| s.trim().to_string()).collect(),
         None => allowed.iter().map(|s| s.to_string()).collect(),
     };
-    for b in &list {
+    for (i, b) in list.iter().enumerate() {
+        if list[..i].contains(b) {
+            usage_error(format!("--biases: `{b}` is given twice"));
+        }
         if !allowed.contains(&b.as_str()) {
             usage_error(format!(
                 "--biases: unknown family `{b}`; expected some of {}",

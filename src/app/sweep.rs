@@ -150,24 +150,47 @@ pub fn finished(root: &Path, spec: &RunSpec) -> Option<RunRecord> {
     finished_in(&spec.dir(root), &cfg)
 }
 
+/// Every run's finished record for `merge`, in plan order (`None`: not run, or not finished).
+/// Unlike [`finished`], a record that cannot be read, or that holds another config than its
+/// plan says, is an error naming it: a report built without it would quietly lose that run.
+pub fn records_to_merge(root: &Path, plan: &Plan) -> Result<Vec<Option<RunRecord>>, String> {
+    plan.specs
+        .iter()
+        .map(|s| {
+            let path = s.dir(root).join(RECORD);
+            if !path.exists() {
+                return Ok(None);
+            }
+            let rec: RunRecord =
+                read_json(&path).map_err(|e| format!("{e}; fix or remove it, then merge again"))?;
+            if rec.config_now() != s.config()? {
+                return Err(format!(
+                    "{}: a run of other settings ({}) than the plan's `{}`; move it away, then \
+                     merge again",
+                    path.display(),
+                    rec.summary(),
+                    s.flags().join(" ")
+                ));
+            }
+            Ok(rec.is_finished().then_some(rec))
+        })
+        .collect()
+}
+
 /// The completed record in run directory `dir`, if it is of config `cfg`.
 pub fn finished_in(dir: &Path, cfg: &crate::train::TrainConfig) -> Option<RunRecord> {
     let rec: RunRecord = read_json(&dir.join(RECORD)).ok()?;
-    let done = rec.status == "completed" || rec.status.starts_with("stopped early");
-    // Records written before data dirs were stored absolute hold the path as typed.
-    let mut was = rec.config.clone();
-    if let crate::train::TaskSource::Files { dir, .. } = &mut was.task
-        && let Ok(abs) = std::path::absolute(&*dir)
-    {
-        *dir = abs;
-    }
-    (done && was == *cfg).then_some(rec)
+    (rec.is_finished() && rec.config_now() == *cfg).then_some(rec)
 }
 
 /// Checks every spec's flags, and that each run fits in memory, up front, so a typo fails
 /// before hours of runs, not after.
 pub fn validate(specs: &[RunSpec]) -> Result<(), String> {
-    for s in specs {
+    for (i, s) in specs.iter().enumerate() {
+        // Two runs with one id would train into one directory and count twice in the tables.
+        if specs[..i].iter().any(|o| o.id == s.id) {
+            return Err(format!("run {} is planned twice", s.id));
+        }
         s.config()?
             .check_planned_memory()
             .map_err(|e| format!("run {}: {e}", s.id))?;
@@ -317,15 +340,48 @@ pub fn run_all(
 /// An interrupted run continues from its checkpoint in `dir` when that checkpoint is of the same
 /// config; otherwise a fresh run starts.
 pub fn resume_or_start(dir: &Path, cfg: TrainConfig) -> Result<Trainer, String> {
-    match Trainer::from_checkpoint(&dir.join(train::CHECKPOINT)) {
-        Ok(t) if t.config == cfg => Ok(t),
-        _ => Trainer::new(cfg),
+    train::check_out_contents(dir, &cfg, train::OutUse::Continue)?;
+    let ck = dir.join(train::CHECKPOINT);
+    if !ck.exists() {
+        return Trainer::new(cfg);
     }
+    let t = Trainer::from_checkpoint(&ck)?;
+    if t.config != cfg {
+        return Err(format!(
+            "{}: a checkpoint of other settings; starting over would replace it: give another \
+             folder, or remove it",
+            ck.display()
+        ));
+    }
+    Ok(t)
 }
 
 /// Writes the plan beside the runs.
 pub fn write_plan(root: &Path, plan: &Plan) -> Result<(), String> {
     write_json(&plan_path(root, &plan.experiment), plan)
+}
+
+/// `--emit-jobs FILE` may replace an earlier job list, never a folder or one of the files the
+/// experiments keep in `root` (a plan, or a file under `runs/`).
+fn check_jobs_file(file: &Path, root: &Path) -> Result<(), String> {
+    let at = file.display();
+    if file.is_dir() {
+        return Err(format!("--emit-jobs {at}: is a folder; give a file path"));
+    }
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let f = abs(file);
+    let is_plan = f.parent() == Some(abs(root).as_path())
+        && f.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("plan-") && n.ends_with(".json"));
+    if is_plan || f.starts_with(abs(&root.join("runs"))) {
+        return Err(format!(
+            "--emit-jobs {at}: would replace the experiment's own files in {}; write the job \
+             list elsewhere",
+            root.display()
+        ));
+    }
+    Ok(())
 }
 
 /// `--emit-jobs`: writes the unfinished runs' commands and says how to merge afterwards.
@@ -443,7 +499,8 @@ pub struct SweepArgs {
     pub train_flags: Option<String>,
     /// Print the plan's cost instead of running it: runs, optimizer steps and evaluated examples
     /// per task × family, and the hours they take on this machine, from a few timed steps.
-    #[arg(long)]
+    /// Writes nothing.
+    #[arg(long, conflicts_with = "emit_jobs")]
     pub plan: bool,
 }
 
@@ -489,17 +546,24 @@ pub fn drive(
 ) {
     use crate::cli::{init_threads, usage_error};
     init_threads(args.threads);
+    if args.jobs == 0 {
+        usage_error("--jobs 0: expected at least 1 (runs at once)");
+    }
     args.apply(&mut plan);
     let plan = &plan;
     let root = args.root();
     validate(&plan.specs).unwrap_or_else(|e| usage_error(e));
     check_plan(&root, plan).unwrap_or_else(|e| usage_error(e));
-    write_plan(&root, plan).unwrap_or_else(|e| usage_error(e));
     if args.plan {
+        // A cost estimate is a dry run: no plan is written, so it binds nothing in --out.
         let costs = estimate_costs(plan, &root).unwrap_or_else(|e| usage_error(e));
         print!("{}", cost_table(&costs, rayon::current_num_threads()));
         return;
     }
+    if let Some(file) = &args.emit_jobs {
+        check_jobs_file(file, &root).unwrap_or_else(|e| usage_error(e));
+    }
+    write_plan(&root, plan).unwrap_or_else(|e| usage_error(e));
     if let Some(file) = &args.emit_jobs {
         emit_unfinished(plan, &root, file).unwrap_or_else(|e| usage_error(e));
         return;
@@ -539,7 +603,16 @@ pub fn plans_in(root: &Path) -> Result<Vec<Plan>, String> {
             root.display()
         ));
     }
-    paths.iter().map(|p| read_json(p)).collect()
+    paths
+        .iter()
+        .map(|p| {
+            let plan: Plan = read_json(p)?;
+            if plan.specs.is_empty() {
+                return Err(format!("{}: plans no runs", p.display()));
+            }
+            Ok(plan)
+        })
+        .collect()
 }
 
 /// Steps timed per cell of a cost plan (after one untimed warm-up step).

@@ -59,6 +59,12 @@ impl LagKConfig {
         if self.seq_len < 2 {
             return Err(format!("lagk: seq_len = {} must be >= 2", self.seq_len));
         }
+        if self.lag == 0 {
+            return Err(
+                "lagk: lag = 0 must be >= 1 (at k = 0 the label is the pooled last token itself)"
+                    .into(),
+            );
+        }
         if self.lag >= self.seq_len {
             return Err(format!(
                 "lagk: lag = {} must be < seq_len = {} (the label is the token at L-1-k)",

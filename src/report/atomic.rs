@@ -90,9 +90,14 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
     let bytes = fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     serde_json::from_slice(&bytes).map_err(|e| {
         // serde_json's message already ends in "at line L column C" for these categories;
-        // spelling the position out keeps it present whatever the message wording.
+        // spelling the position out keeps it present whatever the message wording. Valid JSON
+        // with contents the type refuses (a plan's unknown flag) is not called invalid JSON.
+        let what = match e.classify() {
+            serde_json::error::Category::Data => "unexpected contents",
+            _ => "invalid JSON",
+        };
         format!(
-            "{}:{}:{}: invalid JSON: {e}",
+            "{}:{}:{}: {what}: {e}",
             path.display(),
             e.line(),
             e.column()

@@ -145,10 +145,16 @@ impl Trainer {
         let len = u64::from_le_bytes(bytes[8..16].try_into().unwrap()) as usize;
         let sum = u64::from_le_bytes(bytes[16..24].try_into().unwrap());
         let payload = &bytes[HEADER..];
-        if payload.len() != len {
+        if payload.len() < len {
             return Err(format!(
                 "{at}: truncated checkpoint ({} of {len} payload bytes)",
                 payload.len()
+            ));
+        }
+        if payload.len() > len {
+            return Err(format!(
+                "{at}: not a checkpoint as written ({} bytes after its {len} payload bytes)",
+                payload.len() - len
             ));
         }
         if fnv1a(payload) != sum {
@@ -165,7 +171,7 @@ impl Trainer {
                 len - used
             ));
         }
-        let mut t = Trainer::new(ck.config)?;
+        let mut t = Trainer::new(ck.config).map_err(|e| format!("{at}: {e}"))?;
         if let Some(fp) = &ck.data {
             fp.check(&DataFingerprint::of(&t.data), &t.config.task)
                 .map_err(|e| format!("{at}: {e}"))?;

@@ -205,6 +205,14 @@ impl TrainConfig {
                 let (data, ext) = data::files::load_dir_with_extremes(dir, *kind)?;
                 let flags = Hints::flags(*kind);
                 let (at, len) = &ext.longest;
+                if *len < 2 {
+                    // Named here, with the file: the model's own check would blame --seq-len.
+                    return Err(format!(
+                        "{}: the longest sequence is {at} ({len} position); a run needs \
+                         sequences of at least 2",
+                        dir.display()
+                    ));
+                }
                 let hints = Hints {
                     params: match &ext.largest_id {
                         Some((at, id)) => format!(
@@ -242,8 +250,11 @@ impl TrainConfig {
         if self.batch == 0 {
             return Err("batch must be at least 1".into());
         }
-        if self.epochs == 0 {
-            return Err("epochs must be at least 1".into());
+        if self.epochs == 0 || self.epochs > MAX_EPOCHS {
+            return Err(format!(
+                "epochs must be 1 to {MAX_EPOCHS}, got {}",
+                self.epochs
+            ));
         }
         if !(self.lr > 0.0 && self.lr.is_finite()) {
             return Err(format!("lr must be a positive number, got {}", self.lr));
@@ -254,6 +265,10 @@ impl TrainConfig {
         self.model.validate()
     }
 }
+
+/// The longest budget a run may ask for: far beyond any protocol here (1000 at most), and small
+/// enough that step and example counts stay exact in 64 bits.
+pub const MAX_EPOCHS: usize = 1_000_000;
 
 /// A run's config from a JSON file: a `TrainConfig` itself, or a run record (its `config`
 /// replays the run). Validated; errors name the file.

@@ -87,6 +87,63 @@ pub fn check_out_dir(out: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// How a run means to use its output folder, for [`check_out_contents`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutUse {
+    /// A new run: the folder must not hold a run already.
+    New,
+    /// Pick up the folder's run (`--continue`): it may hold this config's run, finished or
+    /// not, or nothing.
+    Continue,
+    /// Resume a checkpoint into the folder, perhaps with more epochs: it may hold the same run
+    /// (this config, with any budget), or nothing.
+    Resume,
+}
+
+/// Refuses an output folder whose contents a run of `cfg` would overwrite or trip over, before
+/// it trains: a record of another config (or, for a new run, any run: its record, checkpoint
+/// or snapshots), a record that cannot be read, or a `record.json` or `snapshots` of the wrong
+/// kind. The error names the path and what to do.
+pub fn check_out_contents(out: &Path, cfg: &TrainConfig, how: OutUse) -> Result<(), String> {
+    let (rec, ck, snaps) = (out.join(RECORD), out.join(CHECKPOINT), out.join(SNAPSHOTS));
+    if rec.exists() && !rec.is_file() {
+        return Err(format!("{}: is not a file; remove it", rec.display()));
+    }
+    if snaps.exists() && !snaps.is_dir() {
+        return Err(format!("{}: is not a folder; remove it", snaps.display()));
+    }
+    let elsewhere = "give another --out, or remove it to start over";
+    let held = if rec.is_file() {
+        let r: RunRecord = crate::report::read_json(&rec)
+            .map_err(|e| format!("{e}; this folder holds a run it cannot read: {elsewhere}"))?;
+        let mut was = r.config_now();
+        if how == OutUse::Resume {
+            was.epochs = cfg.epochs;
+        }
+        if was != *cfg {
+            return Err(format!(
+                "{} holds a run of other settings ({}); this run would replace it: {elsewhere}",
+                out.display(),
+                r.summary()
+            ));
+        }
+        Some(r.summary())
+    } else if ck.exists() {
+        Some(format!("{} without a record", CHECKPOINT))
+    } else if std::fs::read_dir(&snaps).is_ok_and(|mut d| d.next().is_some()) {
+        Some(format!("{SNAPSHOTS}/ of an earlier run"))
+    } else {
+        None
+    };
+    match (how, held) {
+        (OutUse::New, Some(what)) => Err(format!(
+            "{} already holds a run ({what}); pick it up with --continue, or {elsewhere}",
+            out.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// What a run reports as it goes.
 pub enum Event<'a> {
     /// One optimizer step of epoch `epoch` (1-based), `done` of `total` in that epoch.

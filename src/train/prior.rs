@@ -1,6 +1,7 @@
 //! A trained model's learned prior over relative positions: the figures and per-head summary
 //! the `prior` binary writes (prior by offset, prior/context/posterior maps, AT5 slopes).
 use super::batch::make_batch;
+use super::config::TrainConfig;
 use super::diagnostics::BiasDiagnostics;
 use super::metrics::EVAL_BATCH;
 use super::record::RunRecord;
@@ -79,33 +80,31 @@ const PRIOR_AXIS: &str = "prior probability softmax(b(n))";
 
 /// The prior of the pooled query as it was learned: one panel per head of the first biased
 /// layer, one line per snapshot (labelled by its epoch), written to `path`. The snapshots must
-/// come from one run (same task, family and heads); they are drawn in the order given.
-pub fn prior_by_epoch(snapshots: &[PathBuf], path: &Path) -> Result<(), String> {
+/// come from the run of config `run` (any budget); they are drawn in the order given.
+pub fn prior_by_epoch(snapshots: &[PathBuf], run: &TrainConfig, path: &Path) -> Result<(), String> {
     let mut per_head: Vec<Vec<Series>> = Vec::new();
     let mut first: Option<(String, String, usize)> = None;
     for s in snapshots {
         let t = Trainer::from_checkpoint(s)?;
+        // A snapshot of another run (left in the folder, or copied in) would draw a history
+        // that never happened: its settings must be the run's, whatever its budget.
+        let mut cfg = t.config.clone();
+        cfg.epochs = run.epochs;
+        if cfg != *run {
+            return Err(format!(
+                "{}: a snapshot of another run ({} with {}) than the checkpoint's",
+                s.display(),
+                t.data.name,
+                t.model.family()
+            ));
+        }
         let id = (
             t.data.name.clone(),
             t.model.family().to_string(),
             t.model.config.heads,
         );
-        match &first {
-            None => first = Some(id),
-            Some(f) if *f != id => {
-                return Err(format!(
-                    "{}: a {} run with {} heads on {}, not the {} run with {} heads on {} of the \
-                     snapshots before it",
-                    s.display(),
-                    id.1,
-                    id.2,
-                    id.0,
-                    f.1,
-                    f.2,
-                    f.0
-                ));
-            }
-            Some(_) => {}
+        if first.is_none() {
+            first = Some(id);
         }
         let label = format!("epoch {}", t.state.epoch);
         for (h, series) in prior_series(&t).into_iter().enumerate() {

@@ -38,6 +38,28 @@ pub struct RunRecord {
     pub params_without_grad: Vec<String>,
 }
 
+impl RunRecord {
+    /// The run's config as a run would state it today: records written before data
+    /// directories were stored absolute hold the path as typed, so it is made absolute here.
+    pub fn config_now(&self) -> TrainConfig {
+        let mut was = self.config.clone();
+        if let super::config::TaskSource::Files { dir, .. } = &mut was.task
+            && let Ok(abs) = std::path::absolute(&*dir)
+        {
+            *dir = abs;
+        }
+        was
+    }
+    /// Whether the run ended: its budget, or patience.
+    pub fn is_finished(&self) -> bool {
+        self.status == "completed" || self.status.starts_with("stopped early")
+    }
+    /// The run in a few words: `lagk with at5, completed`.
+    pub fn summary(&self) -> String {
+        format!("{} with {}, {}", self.task, self.bias, self.status)
+    }
+}
+
 impl Trainer {
     /// The run's record as of now, with `status` (e.g. `running`, `completed`).
     pub fn record(&self, status: &str) -> RunRecord {
