@@ -108,7 +108,26 @@ fn a_fresh_record_replays_and_config_refuses_what_it_cannot_take() {
     // A run flag beside --config, a file that is not a config, no --out: one line, exit 2.
     let bad_json = dir.join("bad.json");
     std::fs::write(&bad_json, "{\"lr\": 1}").unwrap();
-    let cases: [(Vec<&str>, &str); 3] = [
+    // A hand-written config with a misspelled field, at the top and nested: serde would skip
+    // it and run without the setting.
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    let config = record["config"].clone();
+    let mut top = config.clone();
+    top["patiense"] = 3.into();
+    let mut nested = config.clone();
+    nested["model"]["dropout"]["inptu"] = 0.1.into();
+    let (top_file, nested_file) = (dir.join("top.json"), dir.join("nested.json"));
+    std::fs::write(&top_file, top.to_string()).unwrap();
+    std::fs::write(&nested_file, nested.to_string()).unwrap();
+    let cases: [(Vec<&str>, &str); 5] = [
+        (
+            vec!["--config", top_file.to_str().unwrap(), "--out", "x"],
+            "unknown field `patiense`",
+        ),
+        (
+            vec!["--config", nested_file.to_str().unwrap(), "--out", "x"],
+            "unknown field `model.dropout.inptu`",
+        ),
         (
             vec![
                 "--config",
@@ -133,4 +152,33 @@ fn a_fresh_record_replays_and_config_refuses_what_it_cannot_take() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
+}
+
+#[test]
+fn every_family_and_setting_reads_back_from_a_hand_written_config() {
+    // The unknown-field check must not refuse a field the config has: every family on every
+    // task under both presets, and the optional settings given, read back as themselves.
+    let dir = tmp("configs");
+    let tasks = ["reber", "process50", "adding", "lagk"];
+    for (t, task) in tasks.iter().enumerate() {
+        for family in at5::position::FAMILIES {
+            for preset in ["quick", "paper"] {
+                let mut flags: Vec<String> = ["--task", task, "--bias", family, "--preset", preset]
+                    .map(String::from)
+                    .to_vec();
+                flags.extend(["--patience", "3", "--data-seed", "7"].map(String::from));
+                if family.starts_with("at5") {
+                    flags.extend(["--at5-init", "alive"].map(String::from));
+                }
+                let cfg = at5::cli::parse_run_flags(&flags)
+                    .and_then(|r| r.resolve())
+                    .unwrap_or_else(|e| panic!("{flags:?}: {e}"));
+                let file = dir.join(format!("{t}-{family}-{preset}.json"));
+                std::fs::write(&file, serde_json::to_string(&cfg).unwrap()).unwrap();
+                let back = at5::train::read_config(&file).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(back, cfg, "{flags:?}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

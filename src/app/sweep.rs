@@ -368,6 +368,7 @@ fn check_jobs_file(file: &Path, root: &Path) -> Result<(), String> {
     if file.is_dir() {
         return Err(format!("--emit-jobs {at}: is a folder; give a file path"));
     }
+
     let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let f = abs(file);
     let is_plan = f.parent() == Some(abs(root).as_path())

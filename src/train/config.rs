@@ -278,14 +278,57 @@ pub fn read_config(path: &Path) -> Result<TrainConfig, String> {
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{shown}: not JSON: {e}"))?;
     // A record holds its config under `config`, next to its `status` and `epochs`.
-    let cfg = match value.get("config") {
-        Some(c) if value.get("status").is_some() => c.clone(),
-        _ => value,
+    let (json, written) = match value.get("config") {
+        Some(c) if value.get("status").is_some() => (c.clone(), true),
+        _ => (value, false),
     };
-    let cfg: TrainConfig = serde_json::from_value(cfg)
+    let cfg: TrainConfig = serde_json::from_value(json.clone())
         .map_err(|e| format!("{shown}: not a run config or run record: {e}"))?;
+    // serde skips fields it does not know, so a misspelled `patience` would silently run with
+    // none. A config written by hand is checked for them; a record was written by `train`.
+    if !written && let Some(key) = ignored_field(&json, &json, &mut Vec::new()) {
+        return Err(format!(
+            "{shown}: unknown field `{key}` (misspelled? a config holds the fields a record's \
+             `config` holds)"
+        ));
+    }
     cfg.validate().map_err(|e| format!("{shown}: {e}"))?;
     Ok(cfg)
+}
+
+/// The first field of `node` (inside the whole config `root`, at `path`) that deserialising
+/// ignores: replaced by a string and then by an object, neither of which names anything here,
+/// the config still parses. A known field refuses one of the two (a struct whose fields all
+/// have defaults takes the object but not the string; a path takes the string, not the object).
+fn ignored_field(
+    root: &serde_json::Value,
+    node: &serde_json::Value,
+    path: &mut Vec<String>,
+) -> Option<String> {
+    let serde_json::Value::Object(map) = node else {
+        return None;
+    };
+    for (key, child) in map {
+        path.push(key.clone());
+        let accepts = |value: serde_json::Value| {
+            let mut probe = root.clone();
+            let mut at = &mut probe;
+            for k in path.iter() {
+                at = &mut at[k.as_str()];
+            }
+            *at = value;
+            serde_json::from_value::<TrainConfig>(probe).is_ok()
+        };
+        const ODD: &str = "\u{0}at5-probe";
+        if accepts(ODD.into()) && accepts(serde_json::json!({ ODD: 0 })) {
+            return Some(path.join("."));
+        }
+        if let Some(found) = ignored_field(root, child, path) {
+            return Some(found);
+        }
+        path.pop();
+    }
+    None
 }
 
 /// The bias family a run asks for, with only that family's own options (`None`: the preset's),
