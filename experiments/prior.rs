@@ -42,6 +42,13 @@ fn main() {
     let cli = at5::cli::parse::<Cli>();
     init_threads(cli.threads);
     let trainer = Trainer::from_checkpoint(&cli.checkpoint).unwrap_or_else(|e| usage_error(e));
+    // Before any figure is written: a missing comparison checkpoint would fail after them.
+    if let Some(p) = cli.compare.iter().find(|p| !p.is_file()) {
+        usage_error(format!(
+            "--compare {}: no such checkpoint file",
+            p.display()
+        ));
+    }
     let dir = cli
         .checkpoint
         .parent()
