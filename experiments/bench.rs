@@ -6,7 +6,7 @@ use clap::Parser;
 
 /// Time training steps (forward, backward, Adam) of a benchmark config on a random batch.
 #[derive(Parser, Debug)]
-#[command(name = "bench")]
+#[command(name = "bench", version)]
 struct Cli {
     #[command(flatten)]
     bench: BenchArgs,

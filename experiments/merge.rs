@@ -18,6 +18,7 @@ fn main() {
     let cli = at5::cli::parse::<Cli>();
     at5::cli::init_kernels();
     let plans = sweep::plans_in(&cli.root).unwrap_or_else(|e| usage_error(e));
+    sweep::check_report_paths(&cli.root).unwrap_or_else(|e| usage_error(e));
     const KNOWN: [&str; 5] = ["reproduce", "sweep", "ablate", "extrapolate", "init-study"];
     if let Some(p) = plans
         .iter()

@@ -1,10 +1,11 @@
 //! `train`: one training run of one task and bias family, with checkpoints and a JSON record.
 use at5::cli::{RunArgs, init_allocator, init_threads, run_flags_given, usage_error};
+use at5::report::read_json;
 use at5::sweep;
-use at5::train::{self, CHECKPOINT, Event, Trainer};
+use at5::train::{self, CHECKPOINT, Event, RECORD, RunRecord, Trainer};
 use clap::{FromArgMatches, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Train an encoder with a relative-position bias on one synthetic task.
 #[derive(Parser, Debug)]
@@ -39,6 +40,35 @@ struct Cli {
     /// OUT/snapshots/, for `prior --by-epoch`.
     #[arg(long, value_delimiter = ',')]
     snapshots: Vec<usize>,
+}
+
+/// A resume may continue the run `out` holds, never cut it back: refused when `out` holds this
+/// run trained past the checkpoint's `epoch` (its later epochs would be lost), or a checkpoint
+/// other than `from` with no record saying whose it is.
+fn check_resume_target(out: &Path, from: &Path, epoch: usize) {
+    let (rec, ck) = (out.join(RECORD), out.join(CHECKPOINT));
+    let elsewhere = "give another --out, or remove it";
+    if let Ok(r) = read_json::<RunRecord>(&rec) {
+        let trained = r.epochs.last().map_or(0, |e| e.epoch);
+        if trained > epoch {
+            usage_error(format!(
+                "{} holds this run trained to epoch {trained}, past the checkpoint's epoch \
+                 {epoch}; resuming would drop its later epochs: resume {} instead, or {elsewhere}",
+                out.display(),
+                ck.display()
+            ));
+        }
+    } else if ck.is_file() {
+        let same = |p: &Path| std::fs::canonicalize(p).ok();
+        if same(&ck) != same(from) {
+            usage_error(format!(
+                "{} holds a checkpoint with no record of its run; resuming {} there would \
+                 replace it: {elsewhere}",
+                out.display(),
+                from.display()
+            ));
+        }
+    }
 }
 
 fn main() {
@@ -94,6 +124,12 @@ fn main() {
         Ok(cfg) => train::check_out_contents(&out, cfg, how),
         Err(_) => Ok(()),
     };
+    // A run from --config names the file its settings came from (the data and memory checks
+    // speak of flags otherwise).
+    let from_config = |e: String| match &cli.config {
+        Some(p) => format!("--config {}: {e}", p.display()),
+        None => e,
+    };
     let how = if cli.continue_run {
         train::OutUse::Continue
     } else {
@@ -106,6 +142,7 @@ fn main() {
             let mut t = Trainer::from_checkpoint(path).unwrap_or_else(|e| usage_error(e));
             train::check_out_contents(&out, &t.config, train::OutUse::Resume)
                 .unwrap_or_else(|e| usage_error(e));
+            check_resume_target(&out, path, t.state.epoch);
             train::check_out_dir(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
             if let Some(e) = cli.run.epochs {
                 if e == 0 || e < t.state.epoch {
@@ -116,6 +153,9 @@ fn main() {
                     ));
                 }
                 t.config.epochs = e;
+                t.config
+                    .validate()
+                    .unwrap_or_else(|e| usage_error(format!("--{e}")));
             }
             t
         }
@@ -125,11 +165,11 @@ fn main() {
                 return;
             }
             train::check_out_dir(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
-            sweep::resume_or_start(&out, cfg).unwrap_or_else(|e| usage_error(e))
+            sweep::resume_or_start(&out, cfg).unwrap_or_else(|e| usage_error(from_config(e)))
         }
         Ok(cfg) => {
             train::check_out_dir(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
-            Trainer::new(cfg).unwrap_or_else(|e| usage_error(e))
+            Trainer::new(cfg).unwrap_or_else(|e| usage_error(from_config(e)))
         }
     };
     let (epochs, steps) = (trainer.config.epochs, trainer.steps_per_epoch());

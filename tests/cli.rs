@@ -559,6 +559,51 @@ fn a_folder_holding_another_run_is_never_overwritten() {
         ],
         &["--snapshots 1", "epoch 2"],
     );
+    // An earlier checkpoint of the same run may not cut the folder's run back to its epoch.
+    let early = dir.join("early.bin");
+    std::fs::write(&early, &checkpoint).unwrap();
+    let record = std::fs::read(out.join("record.json")).unwrap();
+    let run = train(&[
+        "--resume",
+        early.to_str().unwrap(),
+        "--epochs",
+        "2",
+        "--out",
+        o,
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("trained to epoch 2, past the checkpoint's epoch 1"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(out.join("record.json")).unwrap(), record);
+    // A checkpoint with no record is another run's as far as anyone can tell.
+    let bare = dir.join("bare");
+    std::fs::create_dir_all(&bare).unwrap();
+    std::fs::copy(other.join("checkpoint.bin"), bare.join("checkpoint.bin")).unwrap();
+    let b = bare.to_str().unwrap();
+    let run = train(&[
+        "--resume",
+        early.to_str().unwrap(),
+        "--epochs",
+        "2",
+        "--out",
+        b,
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(err.contains("no record"), "{err}");
+    // A resumed budget is checked like a new one.
+    refused(
+        &[
+            "--resume",
+            own.to_str().unwrap(),
+            "--epochs",
+            "18446744073709551615",
+        ],
+        &["--epochs must be 1 to"],
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -575,6 +620,11 @@ fn parse_errors_are_one_line_with_exit_2() {
         (
             vec!["--task", "lagk", "--epochs", "18446744073709551615"],
             "epochs must be 1 to",
+        ),
+        // clap lists the conflicting argument on the lines below its first.
+        (
+            vec!["--task", "lagk", "--resume", "x", "--config", "y"],
+            "'--config",
         ),
     ] {
         let out = train(&args);

@@ -286,8 +286,13 @@ fn bad_experiment_flags_exit_2() {
             env!("CARGO_BIN_EXE_reproduce"),
             vec!["--jobs", "0", "--out", "/nonexistent/at5"],
         ),
-        // Misspelled flags: clap's message and tip on one line.
+        // Misspelled flags: clap's message and tip on one line; a missing argument is named.
         (env!("CARGO_BIN_EXE_reproduce"), vec!["--seed", "3"]),
+        (env!("CARGO_BIN_EXE_merge"), vec![]),
+        (
+            env!("CARGO_BIN_EXE_reproduce"),
+            vec!["--train-flags", "--help", "--out", "/nonexistent/at5"],
+        ),
     ] {
         let out = Command::new(bin).args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -364,8 +369,26 @@ fn merge_never_replaces_reports_with_less() {
         "{err}"
     );
     assert_eq!(std::fs::read(&table).unwrap(), before);
-    // A cost estimate writes no plan, and a job list may not replace the plan.
+    // A report path of the wrong kind is refused before anything is read or written.
     std::fs::write(&record, &good).unwrap();
+    let figures = root.join("figures");
+    std::fs::rename(&figures, root.join("figures.kept")).unwrap();
+    std::fs::write(&figures, "").unwrap();
+    let out = merge();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("figures: is not a folder"));
+    std::fs::remove_file(&figures).unwrap();
+    std::fs::rename(root.join("figures.kept"), &figures).unwrap();
+    // Nor may a job list replace any file that is not a job list.
+    let mut onto_table = flags.to_vec();
+    onto_table.extend(["--emit-jobs", table.to_str().unwrap()]);
+    let out = Command::new(env!("CARGO_BIN_EXE_reproduce"))
+        .args(&onto_table)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&table).unwrap(), before);
+    // A cost estimate writes no plan, and a job list may not replace the plan.
     let plan = root.join("plan-reproduce.json");
     let kept = std::fs::read(&plan).unwrap();
     let mut over = flags.to_vec();

@@ -36,14 +36,23 @@ pub fn matches<T: clap::CommandFactory>() -> clap::ArgMatches {
         })
 }
 
-/// A clap error as one line: its message, then its tip in parentheses where it has one.
+/// A clap error as one line: its message with the lines clap lists under it (the missing or
+/// conflicting arguments), then its tip in parentheses where it has one; no usage block.
 fn one_line(e: &clap::Error) -> String {
     let text = e.render().to_string();
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next().unwrap_or("").trim_start_matches("error: ");
-    match lines.find_map(|l| l.strip_prefix("tip: ")) {
-        Some(tip) => format!("{first} ({tip}); see --help"),
-        None => format!("{first}; see --help"),
+    let body = text.split("\nUsage:").next().unwrap_or("");
+    let mut message = Vec::new();
+    let mut tip = None;
+    for line in body.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        match line.strip_prefix("tip: ") {
+            Some(t) => tip = Some(t),
+            None => message.push(line.trim_start_matches("error: ")),
+        }
+    }
+    let message = message.join(" ");
+    match tip {
+        Some(tip) => format!("{message} ({tip}); see --help"),
+        None => format!("{message}; see --help"),
     }
 }
 
@@ -372,6 +381,10 @@ pub fn parse_run_flags(flags: &[String]) -> Result<RunRequest, String> {
     }
     let argv = std::iter::once("train".to_string()).chain(flags.iter().cloned());
     let parsed = <Flags as clap::Parser>::try_parse_from(argv).map_err(|e| {
+        use clap::error::ErrorKind;
+        if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+            return "--help and --version are not run flags (see `train --help`)".to_string();
+        }
         let text = e.to_string();
         let first = text.lines().next().unwrap_or("");
         first.trim_start_matches("error: ").to_string()

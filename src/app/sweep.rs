@@ -225,19 +225,57 @@ pub fn check_plan(root: &Path, plan: &Plan) -> Result<(), String> {
             }
         }
     }
+    let runs = root.join("runs");
+    if runs.exists() && !runs.is_dir() {
+        return Err(format!("{}: is not a folder; remove it", runs.display()));
+    }
     for s in &plan.specs {
-        let path = s.dir(root).join(RECORD);
-        let Ok(rec) = read_json::<RunRecord>(&path) else {
-            continue;
-        };
+        let dir = s.dir(root);
+        if dir.exists() && !dir.is_dir() {
+            return Err(format!("{}: is not a folder; remove it", dir.display()));
+        }
+        let path = dir.join(RECORD);
         let cfg = config_of(s)?;
-        if rec.config != cfg && finished(root, s).is_none() {
+        if let Ok(rec) = read_json::<RunRecord>(&path)
+            && rec.config != cfg
+            && finished(root, s).is_none()
+        {
             return Err(format!(
                 "{}: holds a run with other settings than `{}`; this would replace it: \
                  {elsewhere}",
                 path.display(),
                 s.flags().join(" ")
             ));
+        }
+        if dir.is_dir() {
+            // A record.json or checkpoint of the wrong kind would fail the run after training.
+            train::check_out_contents(&dir, &cfg, train::OutUse::Continue)?;
+        }
+    }
+    Ok(())
+}
+
+/// The files and folder the experiments' reports write in `root`.
+const REPORT_FILES: [&str; 6] = [
+    "README.md",
+    "table.md",
+    "results.json",
+    "ablate.md",
+    "extrapolate.md",
+    "init-study.md",
+];
+
+/// `Err` naming a report path in `root` that is of the wrong kind (`figures` a file,
+/// `table.md` a folder, ...), so a run or `merge` fails before it trains or reads, not after.
+pub fn check_report_paths(root: &Path) -> Result<(), String> {
+    let figures = root.join("figures");
+    if figures.exists() && !figures.is_dir() {
+        return Err(format!("{}: is not a folder; remove it", figures.display()));
+    }
+    for f in REPORT_FILES {
+        let p = root.join(f);
+        if p.exists() && !p.is_file() {
+            return Err(format!("{}: is not a file; remove it", p.display()));
         }
     }
     Ok(())
@@ -361,8 +399,9 @@ pub fn write_plan(root: &Path, plan: &Plan) -> Result<(), String> {
     write_json(&plan_path(root, &plan.experiment), plan)
 }
 
-/// `--emit-jobs FILE` may replace an earlier job list, never a folder or one of the files the
-/// experiments keep in `root` (a plan, or a file under `runs/`).
+/// `--emit-jobs FILE` may replace an earlier job list (every line a `--continue` job), never
+/// another file, a folder, or one of the files the experiments keep in `root` (a plan, or a
+/// file under `runs/`).
 fn check_jobs_file(file: &Path, root: &Path) -> Result<(), String> {
     let at = file.display();
     if file.is_dir() {
@@ -380,6 +419,15 @@ fn check_jobs_file(file: &Path, root: &Path) -> Result<(), String> {
             "--emit-jobs {at}: would replace the experiment's own files in {}; write the job \
              list elsewhere",
             root.display()
+        ));
+    }
+    let job_list = |text: String| {
+        text.lines()
+            .all(|l| l.trim().is_empty() || l.contains(" --continue"))
+    };
+    if file.exists() && !std::fs::read_to_string(file).is_ok_and(job_list) {
+        return Err(format!(
+            "--emit-jobs {at}: exists and is not a job list; give a new path, or remove it"
         ));
     }
     Ok(())
@@ -555,6 +603,7 @@ pub fn drive(
     let root = args.root();
     validate(&plan.specs).unwrap_or_else(|e| usage_error(e));
     check_plan(&root, plan).unwrap_or_else(|e| usage_error(e));
+    check_report_paths(&root).unwrap_or_else(|e| usage_error(e));
     if args.plan {
         // A cost estimate is a dry run: no plan is written, so it binds nothing in --out.
         let costs = estimate_costs(plan, &root).unwrap_or_else(|e| usage_error(e));
@@ -583,6 +632,16 @@ pub fn drive(
             eprintln!("error: {e}");
             std::process::exit(1);
         }
+    }
+    // Every run was attempted, so one without a record failed: the tables hold the others,
+    // and the exit code says the experiment is incomplete.
+    let failed = recs.iter().filter(|r| r.is_none()).count();
+    if failed > 0 {
+        eprintln!(
+            "error: {failed} of {} runs failed (each said why above); the reports hold the others",
+            recs.len()
+        );
+        std::process::exit(1);
     }
 }
 

@@ -109,6 +109,9 @@ pub fn check_out_contents(out: &Path, cfg: &TrainConfig, how: OutUse) -> Result<
     if rec.exists() && !rec.is_file() {
         return Err(format!("{}: is not a file; remove it", rec.display()));
     }
+    if ck.exists() && !ck.is_file() {
+        return Err(format!("{}: is not a file; remove it", ck.display()));
+    }
     if snaps.exists() && !snaps.is_dir() {
         return Err(format!("{}: is not a folder; remove it", snaps.display()));
     }
