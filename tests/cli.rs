@@ -443,31 +443,19 @@ fn continue_leaves_a_finished_run_alone() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A one-epoch lag-2 run of a tiny model, quiet, on one thread, then `extra` (--bias, --out).
+fn tiny_lagk<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let base = "--task lagk --lag 2 --d-model 8 --heads 2 --epochs 1 --quiet --threads 1";
+    base.split(' ').chain(extra.iter().copied()).collect()
+}
+
 #[test]
 fn a_folder_holding_another_run_is_never_overwritten() {
     let dir = tmp("holds");
     let out = dir.join("run");
     let o = out.to_str().unwrap();
-    let base = [
-        "--task",
-        "lagk",
-        "--lag",
-        "2",
-        "--d-model",
-        "8",
-        "--heads",
-        "2",
-        "--epochs",
-        "1",
-        "--quiet",
-        "--threads",
-        "1",
-        "--out",
-        o,
-    ];
-    let with = |extra: &[&'static str]| -> Vec<&str> {
-        base.iter().copied().chain(extra.iter().copied()).collect()
-    };
+    let with =
+        |extra: &[&'static str]| -> Vec<&str> { tiny_lagk(&[extra, &["--out", o]].concat()) };
     let first = train(&with(&["--bias", "at5"]));
     assert!(
         first.status.success(),
@@ -491,37 +479,15 @@ fn a_folder_holding_another_run_is_never_overwritten() {
     }
     // A checkpoint of another run resumed into the folder is refused too.
     let other = dir.join("other");
-    let made = train(&[
-        "--task",
-        "lagk",
-        "--lag",
-        "2",
-        "--d-model",
-        "8",
-        "--heads",
-        "2",
-        "--epochs",
-        "1",
-        "--quiet",
-        "--threads",
-        "1",
+    let made = train(&tiny_lagk(&[
         "--bias",
         "alibi",
         "--out",
         other.to_str().unwrap(),
-    ]);
+    ]));
     assert!(made.status.success());
-    let ck = other.join("checkpoint.bin");
-    let run = train(&[
-        "--resume",
-        ck.to_str().unwrap(),
-        "--epochs",
-        "2",
-        "--out",
-        o,
-    ]);
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(2), "{err}");
+    let (code, err) = resume(&other.join("checkpoint.bin"), "2", o);
+    assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("with at5") && err.contains("other settings"),
         "{err}"
@@ -533,78 +499,42 @@ fn a_folder_holding_another_run_is_never_overwritten() {
     );
     // Its own checkpoint, with more epochs, is the same run extended: allowed.
     let own = out.join("checkpoint.bin");
-    let run = train(&[
-        "--resume",
-        own.to_str().unwrap(),
-        "--epochs",
-        "2",
-        "--quiet",
-        "--out",
-        o,
-    ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let (code, err) = resume(&own, "2", o);
+    assert_eq!(code, Some(0), "{err}");
     // Snapshots before the epoch a resume starts at could never be written: refused.
-    refused(
-        &[
-            "--resume",
-            own.to_str().unwrap(),
-            "--epochs",
-            "3",
-            "--snapshots",
-            "1",
-        ],
-        &["--snapshots 1", "epoch 2"],
-    );
+    let own_path = own.to_str().unwrap();
+    let snap = ["--resume", own_path, "--epochs", "3", "--snapshots", "1"];
+    refused(&snap, &["--snapshots 1", "epoch 2"]);
     // An earlier checkpoint of the same run may not cut the folder's run back to its epoch.
     let early = dir.join("early.bin");
     std::fs::write(&early, &checkpoint).unwrap();
     let record = std::fs::read(out.join("record.json")).unwrap();
-    let run = train(&[
-        "--resume",
-        early.to_str().unwrap(),
-        "--epochs",
-        "2",
-        "--out",
-        o,
-    ]);
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("trained to epoch 2, past the checkpoint's epoch 1"),
-        "{err}"
-    );
+    let (code, err) = resume(&early, "2", o);
+    assert_eq!(code, Some(2), "{err}");
+    let cut = "trained to epoch 2, past the checkpoint's epoch 1";
+    assert!(err.contains(cut), "{err}");
     assert_eq!(std::fs::read(out.join("record.json")).unwrap(), record);
     // A checkpoint with no record is another run's as far as anyone can tell.
     let bare = dir.join("bare");
     std::fs::create_dir_all(&bare).unwrap();
     std::fs::copy(other.join("checkpoint.bin"), bare.join("checkpoint.bin")).unwrap();
-    let b = bare.to_str().unwrap();
-    let run = train(&[
-        "--resume",
-        early.to_str().unwrap(),
-        "--epochs",
-        "2",
-        "--out",
-        b,
-    ]);
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(2), "{err}");
+    let (code, err) = resume(&early, "2", bare.to_str().unwrap());
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("no record"), "{err}");
     // A resumed budget is checked like a new one.
-    refused(
-        &[
-            "--resume",
-            own.to_str().unwrap(),
-            "--epochs",
-            "18446744073709551615",
-        ],
-        &["--epochs must be 1 to"],
-    );
+    let huge = ["--resume", own_path, "--epochs", "18446744073709551615"];
+    refused(&huge, &["--epochs must be 1 to"]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `train --resume CHECKPOINT --epochs EPOCHS --out OUT --quiet`: its exit code and stderr.
+fn resume(checkpoint: &std::path::Path, epochs: &str, out: &str) -> (Option<i32>, String) {
+    let ck = checkpoint.to_str().unwrap();
+    let run = train(&["--resume", ck, "--epochs", epochs, "--out", out, "--quiet"]);
+    (
+        run.status.code(),
+        String::from_utf8_lossy(&run.stderr).into_owned(),
+    )
 }
 
 #[test]
