@@ -2,7 +2,7 @@
 use at5::cli::usage_error;
 use at5::experiments::init;
 use at5::sweep::{self, SweepArgs};
-use clap::{FromArgMatches, Parser};
+use clap::Parser;
 
 /// AT5 on lag-k (L = 64; k = 4, 16, 40) and Process-50, each with `--at5-init paper` and
 /// `--at5-init alive`: seeds solved, final accuracy, epochs to 95 % of the final dev accuracy,
@@ -25,7 +25,7 @@ struct Cli {
 
 fn main() {
     let matches = at5::cli::matches::<Cli>();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_error(e));
+    let cli: Cli = at5::cli::from_matches(&matches);
     at5::cli::check_seeds(cli.seeds);
     if cli.scaling {
         let used = ["scaling", "seeds", "threads"];

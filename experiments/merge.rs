@@ -2,9 +2,10 @@
 //! result files of its runs (e.g. after an emitted job list ran elsewhere).
 use at5::cli::usage_error;
 use at5::experiments::{ablate, extrapolate, init, range, reproduce};
-use at5::sweep;
+use at5::sweep::{self, Plan};
+use at5::train::RunRecord;
 use clap::Parser;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Rebuild tables and figures from finished runs.
 #[derive(Parser, Debug)]
@@ -14,23 +15,42 @@ struct Cli {
     root: PathBuf,
 }
 
+/// What `merge` calls to rebuild one experiment's reports from its plan and records.
+type Report = fn(&Path, &Plan, &[Option<RunRecord>]) -> Result<String, String>;
+
+/// The experiments `merge` knows, by the name their plans carry.
+const EXPERIMENTS: [&str; 5] = ["reproduce", "sweep", "ablate", "extrapolate", "init-study"];
+
+fn report_of(experiment: &str) -> Option<Report> {
+    Some(match experiment {
+        // Its report states the run's wall time, which a merge does not have.
+        "reproduce" => |root, plan, recs| reproduce::report(root, plan, recs, 0.0),
+        "sweep" => range::report,
+        "ablate" => ablate::report,
+        "extrapolate" => extrapolate::report,
+        "init-study" => init::report,
+        _ => return None,
+    })
+}
+
 fn main() {
     let cli = at5::cli::parse::<Cli>();
     at5::cli::init_kernels();
     let plans = sweep::plans_in(&cli.root).unwrap_or_else(|e| usage_error(e));
     sweep::check_report_paths(&cli.root).unwrap_or_else(|e| usage_error(e));
-    const KNOWN: [&str; 5] = ["reproduce", "sweep", "ablate", "extrapolate", "init-study"];
-    if let Some(p) = plans
+    let reports: Vec<Report> = plans
         .iter()
-        .find(|p| !KNOWN.contains(&p.experiment.as_str()))
-    {
-        usage_error(format!(
-            "{}: unknown experiment `{}` (expected one of {})",
-            cli.root.display(),
-            p.experiment,
-            KNOWN.join(", ")
-        ));
-    }
+        .map(|p| {
+            report_of(&p.experiment).unwrap_or_else(|| {
+                usage_error(format!(
+                    "{}: unknown experiment `{}` (expected one of {})",
+                    cli.root.display(),
+                    p.experiment,
+                    EXPERIMENTS.join(", ")
+                ))
+            })
+        })
+        .collect();
     // Every record is read and checked before any report is written, so a bad one leaves the
     // reports as they were.
     let all: Vec<_> = plans
@@ -46,7 +66,7 @@ fn main() {
             cli.root.join("runs").display()
         ));
     }
-    for (plan, recs) in plans.iter().zip(&all) {
+    for ((plan, recs), report) in plans.iter().zip(&all).zip(reports) {
         if finished(recs) == 0 {
             println!(
                 "{}: none of its {} runs has finished; its reports are left as they were",
@@ -55,14 +75,7 @@ fn main() {
             );
             continue;
         }
-        let res = match plan.experiment.as_str() {
-            "reproduce" => reproduce::report(&cli.root, plan, recs, 0.0),
-            "sweep" => range::report(&cli.root, plan, recs),
-            "ablate" => ablate::report(&cli.root, plan, recs),
-            "extrapolate" => extrapolate::report(&cli.root, plan, recs),
-            "init-study" => init::report(&cli.root, plan, recs),
-            _ => unreachable!("checked above"),
-        };
+        let res = report(&cli.root, plan, recs);
         match res {
             Ok(md) => println!(
                 "{md}\n{}: {} of {} runs not finished",

@@ -67,21 +67,21 @@ fn main() {
             }
         }
     };
-    if let Some(r) = &record {
-        let mut was = r.config_now();
-        was.epochs = trainer.config.epochs;
-        if was != trainer.config {
-            usage_error(format!(
-                "{}: the record of another run ({}) than the checkpoint {}; give this run's \
+    if let Some(r) = &record
+        && !r.config.same_run(&trainer.config)
+    {
+        usage_error(format!(
+            "{}: the record of another run ({}; {}) than the checkpoint {}; give this run's \
                  record.json",
-                cli.record
-                    .clone()
-                    .unwrap_or_else(|| dir.join(RECORD))
-                    .display(),
-                r.summary(),
-                cli.checkpoint.display()
-            ));
-        }
+            cli.record
+                .clone()
+                .unwrap_or_else(|| dir.join(RECORD))
+                .display(),
+            r.summary(),
+            r.config
+                .first_difference(&trainer.config, ("in the record", "in the checkpoint")),
+            cli.checkpoint.display()
+        ));
     }
     let out = cli.out.clone().unwrap_or_else(|| dir.join("prior"));
     let rep = prior_report(

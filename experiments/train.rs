@@ -1,11 +1,10 @@
 //! `train`: one training run of one task and bias family, with checkpoints and a JSON record.
 use at5::cli::{RunArgs, init_allocator, init_threads, run_flags_given, usage_error};
-use at5::report::read_json;
 use at5::sweep;
-use at5::train::{self, CHECKPOINT, Event, RECORD, RunRecord, Trainer};
-use clap::{FromArgMatches, Parser};
+use at5::train::{self, CHECKPOINT, Event, Trainer};
+use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Train an encoder with a relative-position bias on one synthetic task.
 #[derive(Parser, Debug)]
@@ -42,38 +41,9 @@ struct Cli {
     snapshots: Vec<usize>,
 }
 
-/// A resume may continue the run `out` holds, never cut it back: refused when `out` holds this
-/// run trained past the checkpoint's `epoch` (its later epochs would be lost), or a checkpoint
-/// other than `from` with no record saying whose it is.
-fn check_resume_target(out: &Path, from: &Path, epoch: usize) {
-    let (rec, ck) = (out.join(RECORD), out.join(CHECKPOINT));
-    let elsewhere = "give another --out, or remove it";
-    if let Ok(r) = read_json::<RunRecord>(&rec) {
-        let trained = r.epochs.last().map_or(0, |e| e.epoch);
-        if trained > epoch {
-            usage_error(format!(
-                "{} holds this run trained to epoch {trained}, past the checkpoint's epoch \
-                 {epoch}; resuming would drop its later epochs: resume {} instead, or {elsewhere}",
-                out.display(),
-                ck.display()
-            ));
-        }
-    } else if ck.is_file() {
-        let same = |p: &Path| std::fs::canonicalize(p).ok();
-        if same(&ck) != same(from) {
-            usage_error(format!(
-                "{} holds a checkpoint with no record of its run; resuming {} there would \
-                 replace it: {elsewhere}",
-                out.display(),
-                from.display()
-            ));
-        }
-    }
-}
-
 fn main() {
     let matches = at5::cli::matches::<Cli>();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_error(e));
+    let cli: Cli = at5::cli::from_matches(&matches);
     init_allocator();
     init_threads(cli.threads);
     let out = cli.out.clone().unwrap_or_else(|| match &cli.resume {
@@ -120,66 +90,82 @@ fn main() {
     } else {
         "output folder"
     };
-    let out_ok = |how| match &config {
-        Ok(cfg) => train::check_out_contents(&out, cfg, how),
-        Err(_) => Ok(()),
-    };
+    let writable =
+        || train::check_out_dir(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
     // A run from --config names the file its settings came from (the data and memory checks
     // speak of flags otherwise).
     let from_config = |e: String| match &cli.config {
         Some(p) => format!("--config {}: {e}", p.display()),
         None => e,
     };
-    let how = if cli.continue_run {
-        train::OutUse::Continue
-    } else {
-        train::OutUse::New
-    };
-    out_ok(how).unwrap_or_else(|e| usage_error(e));
     // Ok: a new run's config; Err: the checkpoint to resume.
     let trainer = match config {
         Err(path) => {
             let mut t = Trainer::from_checkpoint(path).unwrap_or_else(|e| usage_error(e));
-            train::check_out_contents(&out, &t.config, train::OutUse::Resume)
-                .unwrap_or_else(|e| usage_error(e));
-            check_resume_target(&out, path, t.state.epoch);
-            train::check_out_dir(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
+            let epoch = t.state.epoch;
+            let how = train::OutUse::Resume { from: path, epoch };
+            train::check_out_contents(&out, &t.config, how).unwrap_or_else(|e| usage_error(e));
             if let Some(e) = cli.run.epochs {
-                if e == 0 || e < t.state.epoch {
+                if e == 0 || e < epoch || e > train::MAX_EPOCHS {
                     usage_error(format!(
-                        "--epochs {e}: the checkpoint has already trained {} epochs; give at \
-                         least that many (and at least 1)",
-                        t.state.epoch
+                        "--epochs {e}: the checkpoint has already trained {epoch} epochs; give \
+                         {} to {}",
+                        epoch.max(1),
+                        train::MAX_EPOCHS
+                    ));
+                }
+                if e != t.config.epochs
+                    && let Some(root) = sweep::experiment_of(&out)
+                {
+                    usage_error(format!(
+                        "--epochs {e}: {} is a run of the experiment in {}, planned with {} \
+                         epochs; extended in place it would no longer be the planned run: \
+                         resume it into another folder (e.g. {}-longer/runs/…)",
+                        out.display(),
+                        root.display(),
+                        t.config.epochs,
+                        root.display()
                     ));
                 }
                 t.config.epochs = e;
-                t.config
-                    .validate()
-                    .unwrap_or_else(|e| usage_error(format!("--{e}")));
             }
+            writable();
             t
         }
-        Ok(cfg) if cli.continue_run => {
-            if let Some(rec) = sweep::finished_in(&out, &cfg) {
+        Ok(cfg) => {
+            let how = if cli.continue_run {
+                train::OutUse::Continue
+            } else {
+                train::OutUse::New
+            };
+            train::check_out_contents(&out, &cfg, how).unwrap_or_else(|e| usage_error(e));
+            if cli.continue_run
+                && let Some(rec) = sweep::finished_in(&out, &cfg)
+            {
                 println!("{}: already finished in {}", rec.status, out.display());
                 return;
             }
-            train::check_out_dir(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
-            sweep::resume_or_start(&out, cfg).unwrap_or_else(|e| usage_error(from_config(e)))
-        }
-        Ok(cfg) => {
-            train::check_out_dir(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
-            Trainer::new(cfg).unwrap_or_else(|e| usage_error(from_config(e)))
+            writable();
+            let t = if cli.continue_run {
+                sweep::resume_or_start(&out, cfg)
+            } else {
+                Trainer::new(cfg)
+            };
+            t.unwrap_or_else(|e| usage_error(from_config(e)))
         }
     };
     let (epochs, steps) = (trainer.config.epochs, trainer.steps_per_epoch());
     if let Some(e) = cli.snapshots.iter().find(|&&e| e > epochs) {
         usage_error(format!("--snapshots {e}: the run has only {epochs} epochs"));
     }
+    // Rerunning a command after an interruption asks again for the snapshots it already kept;
+    // one before the resumed epoch that is not there could never be written.
     let at = trainer.state.epoch;
-    if let Some(e) = cli.snapshots.iter().find(|&&e| at > 0 && e <= at) {
+    let missed = |&&e: &&usize| at > 0 && e <= at && !train::snapshot_path(&out, e).is_file();
+    if let Some(e) = cli.snapshots.iter().find(missed) {
         usage_error(format!(
-            "--snapshots {e}: the run resumes at epoch {at}, past it; give later epochs"
+            "--snapshots {e}: the run resumes at epoch {at}, past it, and has no snapshot of it; \
+             give later epochs"
         ));
     }
     let start_epoch = trainer.state.epoch;

@@ -469,7 +469,15 @@ fn a_folder_holding_another_run_is_never_overwritten() {
     for (args, what) in [
         (with(&["--bias", "at5"]), "--continue"),
         (with(&["--bias", "t5"]), "with at5"),
-        (with(&["--bias", "t5", "--continue"]), "other settings"),
+        // The message names the first setting that differs.
+        (
+            with(&["--bias", "t5", "--continue"]),
+            "model.bias is At5 there, T5 here",
+        ),
+        (
+            with(&["--bias", "at5", "--seed", "2", "--continue"]),
+            "seed is 1 there, 2 here",
+        ),
     ] {
         let run = train(&args);
         let err = String::from_utf8_lossy(&run.stderr);
@@ -521,9 +529,45 @@ fn a_folder_holding_another_run_is_never_overwritten() {
     let (code, err) = resume(&early, "2", bare.to_str().unwrap());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("no record"), "{err}");
+    // Rerunning a command with --snapshots after it resumed asks again for the snapshots it
+    // kept: allowed; one it never kept is refused.
+    let snapped = dir.join("snapped");
+    let s = snapped.to_str().unwrap();
+    let made = train(&tiny_lagk(&[
+        "--bias",
+        "t5",
+        "--out",
+        s,
+        "--snapshots",
+        "0,1",
+    ]));
+    assert!(made.status.success());
+    let ck = snapped.join("checkpoint.bin");
+    let ck = ck.to_str().unwrap();
+    let again = [
+        "--resume",
+        ck,
+        "--epochs",
+        "2",
+        "--snapshots",
+        "0,1,2",
+        "--quiet",
+    ];
+    let run = train(&again);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(snapped.join("snapshots/epoch-0002.bin").is_file());
+    std::fs::remove_file(snapped.join("snapshots/epoch-0001.bin")).unwrap();
+    refused(
+        &["--resume", ck, "--epochs", "3", "--snapshots", "1"],
+        &["--snapshots 1", "no snapshot of it"],
+    );
     // A resumed budget is checked like a new one.
     let huge = ["--resume", own_path, "--epochs", "18446744073709551615"];
-    refused(&huge, &["--epochs must be 1 to"]);
+    refused(&huge, &["--epochs 18446744073709551615", "to 1000000"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -388,6 +388,31 @@ fn merge_never_replaces_reports_with_less() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read(&table).unwrap(), before);
+    // A run of an experiment is not extended in place: it would stop being the planned run.
+    let ck = root.join("runs/process50-t5-s1/checkpoint.bin");
+    let out = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["--resume", ck.to_str().unwrap(), "--epochs", "3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("planned with 1 epochs") && err.contains("-longer"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&record).unwrap(), good);
+    // Another experiment planning one of these run ids with other settings is refused.
+    let out = Command::new(env!("CARGO_BIN_EXE_ablate"))
+        .args(["--tasks", "process50", "--seeds", "1", "--out", r, "--plan"])
+        .args(["--train-flags", "--epochs 2 --d-model 8 --heads 2 --ffn 8"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("plan-reproduce.json") && err.contains("process50-t5-s1"),
+        "{err}"
+    );
     // A cost estimate writes no plan, and a job list may not replace the plan.
     let plan = root.join("plan-reproduce.json");
     let kept = std::fs::read(&plan).unwrap();

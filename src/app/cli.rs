@@ -17,8 +17,12 @@ pub fn usage_error(msg: impl std::fmt::Display) -> ! {
 /// Parses the command line; a parse error is one line (clap's message and its tip, without the
 /// usage block) and exit code 2, like every other refusal. `--help` and `--version` print as usual.
 pub fn parse<T: clap::Parser>() -> T {
-    let matches = matches::<T>();
-    T::from_arg_matches(&matches).unwrap_or_else(|e| usage_error(one_line(&e)))
+    from_matches(&matches::<T>())
+}
+
+/// The parsed flags from [`matches`]' result, errors as [`parse`] gives them.
+pub fn from_matches<T: clap::Parser>(matches: &clap::ArgMatches) -> T {
+    T::from_arg_matches(matches).unwrap_or_else(|e| usage_error(one_line(&e)))
 }
 
 /// [`parse`]'s matches, for binaries that also ask which flags were given.
@@ -41,18 +45,18 @@ pub fn matches<T: clap::CommandFactory>() -> clap::ArgMatches {
 fn one_line(e: &clap::Error) -> String {
     let text = e.render().to_string();
     let body = text.split("\nUsage:").next().unwrap_or("");
-    let mut message = Vec::new();
-    let mut tip = None;
+    let (mut message, mut tips) = (Vec::new(), Vec::new());
     for line in body.lines().map(str::trim).filter(|l| !l.is_empty()) {
         match line.strip_prefix("tip: ") {
-            Some(t) => tip = Some(t),
+            Some(t) => tips.push(t),
             None => message.push(line.trim_start_matches("error: ")),
         }
     }
     let message = message.join(" ");
-    match tip {
-        Some(tip) => format!("{message} ({tip}); see --help"),
-        None => format!("{message}; see --help"),
+    if tips.is_empty() {
+        format!("{message}; see --help")
+    } else {
+        format!("{message} ({}); see --help", tips.join("; "))
     }
 }
 
@@ -489,13 +493,12 @@ pub fn run_flags_given(matches: &clap::ArgMatches) -> Vec<String> {
 pub const MAX_SEEDS: u64 = 1000;
 
 /// `--seeds`: 1 to [`MAX_SEEDS`], else exit 2 naming the flag.
-pub fn check_seeds(seeds: u64) -> u64 {
+pub fn check_seeds(seeds: u64) {
     if seeds == 0 || seeds > MAX_SEEDS {
         usage_error(format!(
             "--seeds {seeds}: expected 1 to {MAX_SEEDS} (runs per cell)"
         ));
     }
-    seeds
 }
 
 /// The long names of the flags of `T` given on the command line (not left at a default), so a

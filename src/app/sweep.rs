@@ -163,12 +163,14 @@ pub fn records_to_merge(root: &Path, plan: &Plan) -> Result<Vec<Option<RunRecord
             }
             let rec: RunRecord =
                 read_json(&path).map_err(|e| format!("{e}; fix or remove it, then merge again"))?;
-            if rec.config_now() != s.config()? {
+            let planned = s.config()?;
+            if rec.config_now() != planned.normalized() {
                 return Err(format!(
-                    "{}: a run of other settings ({}) than the plan's `{}`; move it away, then \
-                     merge again",
+                    "{}: a run of other settings ({}; {}) than the plan's `{}`; move it away, \
+                     then merge again",
                     path.display(),
                     rec.summary(),
+                    rec.config.first_difference(&planned, ("there", "planned")),
                     s.flags().join(" ")
                 ));
             }
@@ -199,20 +201,23 @@ pub fn validate(specs: &[RunSpec]) -> Result<(), String> {
 }
 
 /// `Err` when running `plan` in `root` would replace results already there: a run id the
-/// experiment's earlier plan defined with another config (e.g. after changing
-/// `--train-flags`), or a run directory whose record is of another config. The runner would
+/// experiment's earlier plan, or another experiment's plan sharing `root/runs`, defined with
+/// another config (e.g. after changing `--train-flags`), or a run directory whose record is of
+/// another config. The runner would
 /// otherwise retrain such runs over their checkpoints and rewrite the tables without a word.
 pub fn check_plan(root: &Path, plan: &Plan) -> Result<(), String> {
     let elsewhere = "use another --out, or delete them to start over";
     let config_of = |s: &RunSpec| s.config();
-    let path = plan_path(root, &plan.experiment);
-    if let Ok(old) = read_json::<Plan>(&path) {
+    // This experiment's earlier plan, and any other experiment's sharing the folder's runs/:
+    // a run id they plan with other settings would be retrained over.
+    for old in plans_in(root).unwrap_or_default() {
+        let path = plan_path(root, &old.experiment);
         for o in &old.specs {
             let Some(n) = plan.specs.iter().find(|s| s.id == o.id) else {
                 continue;
             };
-            let same =
-                o.run == n.run || matches!((config_of(o), config_of(n)), (Ok(a), Ok(b)) if a == b);
+            let same = o.run == n.run
+                || matches!((config_of(o), config_of(n)), (Ok(a), Ok(b)) if a.normalized() == b.normalized());
             if !same {
                 return Err(format!(
                     "{}: run {} was planned as `{}`, now `{}`; this would replace its \
@@ -237,14 +242,14 @@ pub fn check_plan(root: &Path, plan: &Plan) -> Result<(), String> {
         let path = dir.join(RECORD);
         let cfg = config_of(s)?;
         if let Ok(rec) = read_json::<RunRecord>(&path)
-            && rec.config != cfg
-            && finished(root, s).is_none()
+            && rec.config_now() != cfg.normalized()
         {
             return Err(format!(
-                "{}: holds a run with other settings than `{}`; this would replace it: \
+                "{}: holds a run with other settings than `{}` ({}); this would replace it: \
                  {elsewhere}",
                 path.display(),
-                s.flags().join(" ")
+                s.flags().join(" "),
+                rec.config.first_difference(&cfg, ("there", "here"))
             ));
         }
         if dir.is_dir() {
@@ -384,14 +389,28 @@ pub fn resume_or_start(dir: &Path, cfg: TrainConfig) -> Result<Trainer, String> 
         return Trainer::new(cfg);
     }
     let t = Trainer::from_checkpoint(&ck)?;
-    if t.config != cfg {
+    if t.config.normalized() != cfg.normalized() {
         return Err(format!(
-            "{}: a checkpoint of other settings; starting over would replace it: give another \
-             folder, or remove it",
-            ck.display()
+            "{}: a checkpoint of other settings ({}); starting over would replace it: give \
+             another folder, or remove that file",
+            ck.display(),
+            t.config.first_difference(&cfg, ("there", "here"))
         ));
     }
     Ok(t)
+}
+
+/// The experiment folder a run folder belongs to: `ROOT` when `out` is `ROOT/runs/ID` and
+/// `ROOT` holds a plan, so a run there is the plan's, not to be changed by hand.
+pub fn experiment_of(out: &Path) -> Option<PathBuf> {
+    let runs = out.parent()?;
+    let root = runs.parent()?;
+    let root = if root.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        root
+    };
+    (runs.file_name()? == "runs" && plans_in(root).is_ok()).then(|| root.to_path_buf())
 }
 
 /// Writes the plan beside the runs.

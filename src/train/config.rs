@@ -164,6 +164,36 @@ pub struct TrainConfig {
 }
 
 impl TrainConfig {
+    /// The config as a run states it today: configs written before data directories were
+    /// stored absolute (records, checkpoints) hold the path as typed, so it is made absolute.
+    pub fn normalized(&self) -> TrainConfig {
+        let mut c = self.clone();
+        if let TaskSource::Files { dir, .. } = &mut c.task
+            && let Ok(abs) = std::path::absolute(&*dir)
+        {
+            *dir = abs;
+        }
+        c
+    }
+
+    /// Whether `other` is the same run as this one, possibly with another budget (`--epochs`).
+    pub fn same_run(&self, other: &TrainConfig) -> bool {
+        let (mut a, b) = (self.normalized(), other.normalized());
+        a.epochs = b.epochs;
+        a == b
+    }
+
+    /// The first setting where `other` differs from this config, labelled, for messages that
+    /// refuse a run of other settings: `first_difference(b, ("there", "here"))` reads
+    /// `seed is 1 there, 2 here`.
+    pub fn first_difference(&self, other: &TrainConfig, (this, that): (&str, &str)) -> String {
+        let as_json = |c: &TrainConfig| serde_json::to_value(c.normalized()).unwrap_or_default();
+        match first_difference(&as_json(self), &as_json(other), "") {
+            Some((path, a, b)) => format!("{path} is {a} {this}, {b} {that}"),
+            None => "the same settings".into(),
+        }
+    }
+
     /// Generates or reads the run's data, refusing a run that will not fit in memory: once from
     /// the config (before generating, or from the files' sizes before reading them) and once
     /// from the data (before the model is allocated). Errors name the flag, or the file and
@@ -296,8 +326,47 @@ pub fn read_config(path: &Path) -> Result<TrainConfig, String> {
     Ok(cfg)
 }
 
+/// The first place where two JSON values differ: its dotted path and the two values there.
+fn first_difference(
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+    path: &str,
+) -> Option<(String, String, String)> {
+    use serde_json::Value::Object;
+    if a == b {
+        return None;
+    }
+    if let (Object(x), Object(y)) = (a, b) {
+        // An enum is stored as `{"Variant": {...}}`: another variant is named, not its fields.
+        if let ([(va, _)], [(vb, _)]) = (
+            x.iter().collect::<Vec<_>>().as_slice(),
+            y.iter().collect::<Vec<_>>().as_slice(),
+        ) && va != vb
+        {
+            let path = if path.is_empty() { "the config" } else { path };
+            return Some((path.to_string(), va.to_string(), vb.to_string()));
+        }
+        let keys = x.keys().chain(y.keys().filter(|k| !x.contains_key(*k)));
+        for k in keys {
+            let null = serde_json::Value::Null;
+            let at = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            let found = first_difference(x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null), &at);
+            if found.is_some() {
+                return found;
+            }
+        }
+    }
+    let path = if path.is_empty() { "the config" } else { path };
+    Some((path.to_string(), a.to_string(), b.to_string()))
+}
+
 /// The first field of `node` (inside the whole config `root`, at `path`) that deserialising
-/// ignores: replaced by a string and then by an object, neither of which names anything here,
+/// ignores (objects only: a config holds no arrays of settings): replaced by a string and then
+/// by an object, neither of which names anything here,
 /// the config still parses. A known field refuses one of the two (a struct whose fields all
 /// have defaults takes the object but not the string; a path takes the string, not the object).
 fn ignored_field(

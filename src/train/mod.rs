@@ -15,7 +15,8 @@ mod trainer;
 
 pub use batch::make_batch;
 pub use config::{
-    BiasRequest, MlpRequest, ModelSpec, RunRequest, TaskSource, TrainConfig, read_config,
+    BiasRequest, MAX_EPOCHS, MlpRequest, ModelSpec, RunRequest, TaskSource, TrainConfig,
+    read_config,
 };
 pub use diagnostics::{BiasDiagnostics, GradNorms, diagnose};
 pub use fingerprint::DataFingerprint;
@@ -89,50 +90,77 @@ pub fn check_out_dir(out: &Path) -> Result<(), String> {
 
 /// How a run means to use its output folder, for [`check_out_contents`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutUse {
+pub enum OutUse<'a> {
     /// A new run: the folder must not hold a run already.
     New,
     /// Pick up the folder's run (`--continue`): it may hold this config's run, finished or
     /// not, or nothing.
     Continue,
-    /// Resume a checkpoint into the folder, perhaps with more epochs: it may hold the same run
-    /// (this config, with any budget), or nothing.
-    Resume,
+    /// Resume checkpoint `from`, trained to `epoch`, into the folder, perhaps with more epochs:
+    /// it may hold the same run (any budget) trained no further than `epoch`, or nothing; a
+    /// checkpoint there without a record must be `from` itself, since nothing says whose it is.
+    Resume {
+        /// The checkpoint resumed.
+        from: &'a Path,
+        /// The epoch it was saved at.
+        epoch: usize,
+    },
 }
 
-/// Refuses an output folder whose contents a run of `cfg` would overwrite or trip over, before
-/// it trains: a record of another config (or, for a new run, any run: its record, checkpoint
-/// or snapshots), a record that cannot be read, or a `record.json` or `snapshots` of the wrong
-/// kind. The error names the path and what to do.
+/// Refuses an output folder whose contents a run of `cfg` would overwrite, cut back or trip
+/// over, before it trains: a record of another config (or, for a new run, any run: its record,
+/// checkpoint or snapshots), a record that cannot be read, a resume that would drop epochs the
+/// folder's run already has, or a `record.json`, `checkpoint.bin` or `snapshots` of the wrong
+/// kind. The error names the path, what differs, and what to do.
 pub fn check_out_contents(out: &Path, cfg: &TrainConfig, how: OutUse) -> Result<(), String> {
     let (rec, ck, snaps) = (out.join(RECORD), out.join(CHECKPOINT), out.join(SNAPSHOTS));
-    if rec.exists() && !rec.is_file() {
-        return Err(format!("{}: is not a file; remove it", rec.display()));
+    for (path, is_file) in [(&rec, true), (&ck, true), (&snaps, false)] {
+        if path.exists() && path.is_file() != is_file {
+            let kind = if is_file { "file" } else { "folder" };
+            return Err(format!("{}: is not a {kind}; remove it", path.display()));
+        }
     }
-    if ck.exists() && !ck.is_file() {
-        return Err(format!("{}: is not a file; remove it", ck.display()));
-    }
-    if snaps.exists() && !snaps.is_dir() {
-        return Err(format!("{}: is not a folder; remove it", snaps.display()));
-    }
-    let elsewhere = "give another --out, or remove it to start over";
+    let at = out.display();
+    let elsewhere = "give another --out, or remove that folder to start over";
     let held = if rec.is_file() {
         let r: RunRecord = crate::report::read_json(&rec)
             .map_err(|e| format!("{e}; this folder holds a run it cannot read: {elsewhere}"))?;
-        let mut was = r.config_now();
-        if how == OutUse::Resume {
-            was.epochs = cfg.epochs;
-        }
-        if was != *cfg {
+        let was = r.config_now();
+        let same = match how {
+            OutUse::Resume { .. } => was.same_run(cfg),
+            _ => was == cfg.normalized(),
+        };
+        if !same {
             return Err(format!(
-                "{} holds a run of other settings ({}); this run would replace it: {elsewhere}",
-                out.display(),
-                r.summary()
+                "{at} holds a run of other settings ({}; {}); this run would replace it: \
+                 {elsewhere}",
+                r.summary(),
+                was.first_difference(cfg, ("there", "here"))
+            ));
+        }
+        let trained = r.epochs.last().map_or(0, |e| e.epoch);
+        if let OutUse::Resume { epoch, .. } = how
+            && trained > epoch
+        {
+            return Err(format!(
+                "{at} holds this run trained to epoch {trained}, past the checkpoint's epoch \
+                 {epoch}; resuming would drop its later epochs: resume {} instead, or {elsewhere}",
+                ck.display()
             ));
         }
         Some(r.summary())
     } else if ck.exists() {
-        Some(format!("{} without a record", CHECKPOINT))
+        let same_file = |p: &Path| std::fs::canonicalize(p).ok();
+        if let OutUse::Resume { from, .. } = how
+            && same_file(&ck) != same_file(from)
+        {
+            return Err(format!(
+                "{at} holds a checkpoint with no record of its run; resuming {} there would \
+                 replace it: {elsewhere}",
+                from.display()
+            ));
+        }
+        Some(format!("{CHECKPOINT} without a record"))
     } else if std::fs::read_dir(&snaps).is_ok_and(|mut d| d.next().is_some()) {
         Some(format!("{SNAPSHOTS}/ of an earlier run"))
     } else {
@@ -140,8 +168,7 @@ pub fn check_out_contents(out: &Path, cfg: &TrainConfig, how: OutUse) -> Result<
     };
     match (how, held) {
         (OutUse::New, Some(what)) => Err(format!(
-            "{} already holds a run ({what}); pick it up with --continue, or {elsewhere}",
-            out.display()
+            "{at} already holds a run ({what}); pick it up with --continue, or {elsewhere}"
         )),
         _ => Ok(()),
     }

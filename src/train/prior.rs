@@ -88,24 +88,22 @@ pub fn prior_by_epoch(snapshots: &[PathBuf], run: &TrainConfig, path: &Path) -> 
         let t = Trainer::from_checkpoint(s)?;
         // A snapshot of another run (left in the folder, or copied in) would draw a history
         // that never happened: its settings must be the run's, whatever its budget.
-        let mut cfg = t.config.clone();
-        cfg.epochs = run.epochs;
-        if cfg != *run {
+        if !t.config.same_run(run) {
             return Err(format!(
-                "{}: a snapshot of another run ({} with {}) than the checkpoint's",
+                "{}: a snapshot of another run than the checkpoint's ({})",
                 s.display(),
-                t.data.name,
-                t.model.family()
+                t.config
+                    .first_difference(run, ("in the snapshot", "in the checkpoint"))
             ));
         }
-        let id = (
-            t.data.name.clone(),
-            t.model.family().to_string(),
-            t.model.config.heads,
-        );
-        if first.is_none() {
-            first = Some(id);
-        }
+        // Every snapshot is of the one run, so the first names the figure.
+        first.get_or_insert_with(|| {
+            (
+                t.data.name.clone(),
+                t.model.family().to_string(),
+                t.model.config.heads,
+            )
+        });
         let label = format!("epoch {}", t.state.epoch);
         for (h, series) in prior_series(&t).into_iter().enumerate() {
             if per_head.len() <= h {

@@ -39,16 +39,9 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    /// The run's config as a run would state it today: records written before data
-    /// directories were stored absolute hold the path as typed, so it is made absolute here.
+    /// The run's config as a run would state it today ([`TrainConfig::normalized`]).
     pub fn config_now(&self) -> TrainConfig {
-        let mut was = self.config.clone();
-        if let super::config::TaskSource::Files { dir, .. } = &mut was.task
-            && let Ok(abs) = std::path::absolute(&*dir)
-        {
-            *dir = abs;
-        }
-        was
+        self.config.normalized()
     }
     /// Whether the run ended: its budget, or patience.
     pub fn is_finished(&self) -> bool {
