@@ -114,16 +114,19 @@ fn main() {
                         train::MAX_EPOCHS
                     ));
                 }
-                if e != t.config.epochs
-                    && let Some(root) = sweep::experiment_of(&out)
+                // A run of an experiment's plan runs to the plan's budget (e.g. a plan of
+                // 200 epochs resuming 100-epoch checkpoints), or it would stop being its run.
+                if let Some((root, planned)) = sweep::planned_run(&out)
+                    && planned.same_run(&t.config)
+                    && planned.epochs != e
                 {
                     usage_error(format!(
                         "--epochs {e}: {} is a run of the experiment in {}, planned with {} \
-                         epochs; extended in place it would no longer be the planned run: \
+                         epochs; with another budget it would no longer be the planned run: \
                          resume it into another folder (e.g. {}-longer/runs/…)",
                         out.display(),
                         root.display(),
-                        t.config.epochs,
+                        planned.epochs,
                         root.display()
                     ));
                 }

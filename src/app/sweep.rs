@@ -400,9 +400,9 @@ pub fn resume_or_start(dir: &Path, cfg: TrainConfig) -> Result<Trainer, String> 
     Ok(t)
 }
 
-/// The experiment folder a run folder belongs to: `ROOT` when `out` is `ROOT/runs/ID` and
-/// `ROOT` holds a plan, so a run there is the plan's, not to be changed by hand.
-pub fn experiment_of(out: &Path) -> Option<PathBuf> {
+/// The plan a run folder belongs to: when `out` is `ROOT/runs/ID` and a plan in `ROOT` plans
+/// run `ID`, `ROOT` and that run's config, so a run there is changed only as its plan says.
+pub fn planned_run(out: &Path) -> Option<(PathBuf, TrainConfig)> {
     let runs = out.parent()?;
     let root = runs.parent()?;
     let root = if root.as_os_str().is_empty() {
@@ -410,7 +410,16 @@ pub fn experiment_of(out: &Path) -> Option<PathBuf> {
     } else {
         root
     };
-    (runs.file_name()? == "runs" && plans_in(root).is_ok()).then(|| root.to_path_buf())
+    if runs.file_name()? != "runs" {
+        return None;
+    }
+    let id = out.file_name()?.to_str()?;
+    let spec = plans_in(root)
+        .ok()?
+        .into_iter()
+        .flat_map(|p| p.specs)
+        .find(|s| s.id == id)?;
+    Some((root.to_path_buf(), spec.config().ok()?))
 }
 
 /// Writes the plan beside the runs.
