@@ -611,3 +611,55 @@ fn parse_errors_are_one_line_with_exit_2() {
         );
     }
 }
+
+#[test]
+fn a_data_dir_run_is_picked_up_however_its_folder_is_spelled() {
+    // The same folder typed relative from two working directories, and through `..`: one run.
+    let dir = tmp("spelled");
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let good = "0.5_-1 0.25_1 0.1_1 0_-1 0.5875\n0.1_-1 0.2_1 0.3_1 0_-1 0.625\n";
+    write_splits(&data, good, good, good);
+    let run = |cwd: &std::path::Path, data: &str, out: &str| {
+        let args = [
+            "--task",
+            "adding",
+            "--data-dir",
+            data,
+            "--out",
+            out,
+            "--d-model",
+            "8",
+        ];
+        Command::new(env!("CARGO_BIN_EXE_train"))
+            .current_dir(cwd)
+            .args(args)
+            .args([
+                "--heads",
+                "2",
+                "--epochs",
+                "1",
+                "--continue",
+                "--quiet",
+                "--threads",
+                "1",
+            ])
+            .output()
+            .unwrap()
+    };
+    let first = run(&dir, "data", "out");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let again = run(&dir.join("sub"), "../data", "../out");
+    let text = String::from_utf8_lossy(&again.stdout);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        again.status.success() && text.contains("already finished"),
+        "{text}{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

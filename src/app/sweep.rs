@@ -182,7 +182,7 @@ pub fn records_to_merge(root: &Path, plan: &Plan) -> Result<Vec<Option<RunRecord
 /// The completed record in run directory `dir`, if it is of config `cfg`.
 pub fn finished_in(dir: &Path, cfg: &crate::train::TrainConfig) -> Option<RunRecord> {
     let rec: RunRecord = read_json(&dir.join(RECORD)).ok()?;
-    (rec.is_finished() && rec.config_now() == *cfg).then_some(rec)
+    (rec.is_finished() && rec.config_now() == cfg.normalized()).then_some(rec)
 }
 
 /// Checks every spec's flags, and that each run fits in memory, up front, so a typo fails
@@ -435,8 +435,24 @@ fn check_jobs_file(file: &Path, root: &Path) -> Result<(), String> {
     if file.is_dir() {
         return Err(format!("--emit-jobs {at}: is a folder; give a file path"));
     }
-
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    // One spelling per place (`..` and links followed as far as the path exists), so
+    // `root/../root/plan-x.json` is seen for what it is.
+    let abs = |p: &Path| {
+        let mut head = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let mut tail = Vec::new();
+        while !head.exists() {
+            match (head.file_name().map(|n| n.to_owned()), head.parent()) {
+                (Some(name), Some(parent)) => {
+                    tail.push(name);
+                    head = parent.to_path_buf();
+                }
+                _ => break,
+            }
+        }
+        let mut resolved = std::fs::canonicalize(&head).unwrap_or(head);
+        resolved.extend(tail.iter().rev());
+        resolved
+    };
     let f = abs(file);
     let is_plan = f.parent() == Some(abs(root).as_path())
         && f.file_name()
@@ -471,8 +487,9 @@ pub fn emit_unfinished(plan: &Plan, root: &Path, file: &Path) -> Result<(), Stri
         .collect();
     emit_jobs(&todo, root, file)?;
     println!(
-        "wrote {} commands to {}; afterwards run `cargo run --release --bin merge -- {}`",
+        "wrote {} command{} to {}; afterwards run `cargo run --release --bin merge -- {}`",
         todo.len(),
+        if todo.len() == 1 { "" } else { "s" },
         file.display(),
         root.display()
     );

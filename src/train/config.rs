@@ -164,14 +164,17 @@ pub struct TrainConfig {
 }
 
 impl TrainConfig {
-    /// The config as a run states it today: configs written before data directories were
-    /// stored absolute (records, checkpoints) hold the path as typed, so it is made absolute.
+    /// The config for comparing runs: the data directory resolved to one spelling (`..` and
+    /// links followed where it exists; made absolute otherwise), since configs written before
+    /// data directories were stored absolute hold the path as typed, and one folder can be
+    /// typed many ways from many working directories.
     pub fn normalized(&self) -> TrainConfig {
         let mut c = self.clone();
         if let TaskSource::Files { dir, .. } = &mut c.task
-            && let Ok(abs) = std::path::absolute(&*dir)
+            && let Ok(resolved) =
+                std::fs::canonicalize(&*dir).or_else(|_| std::path::absolute(&*dir))
         {
-            *dir = abs;
+            *dir = resolved;
         }
         c
     }
