@@ -320,27 +320,28 @@ fn bad_experiment_flags_exit_2() {
     }
 }
 
+/// Runs `bin`, asserts it refused with exit code 2 and one line, and returns that line.
+fn refused(bin: &str, args: &[&str]) -> String {
+    let out = Command::new(bin).args(args).output().expect("binary runs");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{bin} {args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{bin} {args:?}: {err}");
+    err
+}
+
+/// `reproduce`'s flags for one tiny T5 run on Process-50, one job on one thread, into `out`.
+fn one_t5_run(out: &str) -> Vec<&str> {
+    let row = "--tasks process50 --biases t5 --seeds 1 --quiet --jobs 1 --threads 1";
+    let mut flags: Vec<&str> = row.split(' ').collect();
+    flags.extend(["--out", out, "--train-flags", TINY]);
+    flags
+}
+
 #[test]
 fn merge_never_replaces_reports_with_less() {
     let root = tmp("merge-guard");
     let r = root.to_str().unwrap();
-    let flags = [
-        "--tasks",
-        "process50",
-        "--biases",
-        "t5",
-        "--seeds",
-        "1",
-        "--quiet",
-        "--jobs",
-        "1",
-        "--threads",
-        "1",
-        "--out",
-        r,
-        "--train-flags",
-        TINY,
-    ];
+    let flags = one_t5_run(r);
     run(env!("CARGO_BIN_EXE_reproduce"), &flags);
     let table = root.join("table.md");
     let before = std::fs::read(&table).unwrap();
@@ -380,35 +381,28 @@ fn merge_never_replaces_reports_with_less() {
     std::fs::remove_file(&figures).unwrap();
     std::fs::rename(root.join("figures.kept"), &figures).unwrap();
     // Nor may a job list replace any file that is not a job list.
-    let mut onto_table = flags.to_vec();
-    onto_table.extend(["--emit-jobs", table.to_str().unwrap()]);
-    let out = Command::new(env!("CARGO_BIN_EXE_reproduce"))
-        .args(&onto_table)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let reproduce = env!("CARGO_BIN_EXE_reproduce");
+    refused(
+        reproduce,
+        &[&flags[..], &["--emit-jobs", table.to_str().unwrap()]].concat(),
+    );
     assert_eq!(std::fs::read(&table).unwrap(), before);
     // A run of an experiment is not extended in place: it would stop being the planned run.
     let ck = root.join("runs/process50-t5-s1/checkpoint.bin");
-    let out = Command::new(env!("CARGO_BIN_EXE_train"))
-        .args(["--resume", ck.to_str().unwrap(), "--epochs", "3"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let extend = ["--resume", ck.to_str().unwrap(), "--epochs", "3"];
+    let err = refused(env!("CARGO_BIN_EXE_train"), &extend);
     assert!(
         err.contains("planned with 1 epochs") && err.contains("-longer"),
         "{err}"
     );
     assert_eq!(std::fs::read(&record).unwrap(), good);
     // Another experiment planning one of these run ids with other settings is refused.
-    let out = Command::new(env!("CARGO_BIN_EXE_ablate"))
-        .args(["--tasks", "process50", "--seeds", "1", "--out", r, "--plan"])
-        .args(["--train-flags", "--epochs 2 --d-model 8 --heads 2 --ffn 8"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let other = "--epochs 2 --d-model 8 --heads 2 --ffn 8";
+    let ablate = ["--tasks", "process50", "--seeds", "1", "--out", r, "--plan"];
+    let err = refused(
+        env!("CARGO_BIN_EXE_ablate"),
+        &[&ablate[..], &["--train-flags", other]].concat(),
+    );
     assert!(
         err.contains("plan-reproduce.json") && err.contains("process50-t5-s1"),
         "{err}"
@@ -416,18 +410,14 @@ fn merge_never_replaces_reports_with_less() {
     // A cost estimate writes no plan, and a job list may not replace the plan.
     let plan = root.join("plan-reproduce.json");
     let kept = std::fs::read(&plan).unwrap();
-    let mut over = flags.to_vec();
-    over.extend(["--emit-jobs", plan.to_str().unwrap()]);
-    let out = Command::new(env!("CARGO_BIN_EXE_reproduce"))
-        .args(&over)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    refused(
+        reproduce,
+        &[&flags[..], &["--emit-jobs", plan.to_str().unwrap()]].concat(),
+    );
     assert_eq!(std::fs::read(&plan).unwrap(), kept);
     let fresh = tmp("merge-guard-plan");
     let f = fresh.to_str().unwrap();
-    let mut dry = flags.to_vec();
-    dry[flags.len() - 3] = f;
+    let mut dry = one_t5_run(f);
     dry.push("--plan");
     run(env!("CARGO_BIN_EXE_reproduce"), &dry);
     assert!(!fresh.join("plan-reproduce.json").exists());
