@@ -366,3 +366,36 @@ fn the_saturation_table_reads_every_head_of_every_seed() {
     }];
     assert!(saturation_row(2, &old).contains("| 1 of 2 | — | 0 of 2 |"));
 }
+
+/// Every finished run committed under `results/` is still its plan's finished run: a change to
+/// presets, flags or config types that made one look like another run would have the next
+/// sweep train it again (and `merge` refuse the folder). Counted, so the walk cannot pass empty.
+#[test]
+fn every_committed_finished_run_is_recognised_by_its_plan() {
+    let mut recognised = 0;
+    for entry in std::fs::read_dir("results").unwrap() {
+        let root = entry.unwrap().path();
+        let Ok(plans) = sweep::plans_in(&root) else {
+            continue;
+        };
+        for plan in plans {
+            let recs = sweep::records_to_merge(&root, &plan)
+                .unwrap_or_else(|e| panic!("{}: {e}", root.display()));
+            for (spec, rec) in plan.specs.iter().zip(&recs) {
+                let path = spec.dir(&root).join("record.json");
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                let status: serde_json::Value = serde_json::from_str(&text).unwrap();
+                if status["status"] == "completed" {
+                    assert!(rec.is_some(), "{} is no longer finished", path.display());
+                    recognised += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        recognised >= 200,
+        "only {recognised} finished runs found under results/"
+    );
+}
