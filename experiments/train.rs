@@ -26,7 +26,8 @@ struct Cli {
     /// Pick up the run in --out: nothing to do if it holds this config's finished record, resume
     /// from its checkpoint if that is of this config, start if it holds no run, refuse a run of
     /// other settings (what emitted job lists use, so a job list can be rerun after an
-    /// interruption). Without it, a folder holding a run is refused.
+    /// interruption). Without it, a folder holding this config's finished run is left as it
+    /// is, and one holding anything else is refused.
     #[arg(long = "continue", conflicts_with = "resume")]
     continue_run: bool,
     /// Worker threads (0: all cores).
@@ -136,18 +137,18 @@ fn main() {
             t
         }
         Ok(cfg) => {
+            // The same command again finds its run done (results are the same bit for bit,
+            // so there is nothing to redo); anything else already there is never overwritten.
+            if let Some(rec) = sweep::finished_in(&out, &cfg) {
+                println!("{}: already finished in {}", rec.status, out.display());
+                return;
+            }
             let how = if cli.continue_run {
                 train::OutUse::Continue
             } else {
                 train::OutUse::New
             };
             train::check_out_contents(&out, &cfg, how).unwrap_or_else(|e| usage_error(e));
-            if cli.continue_run
-                && let Some(rec) = sweep::finished_in(&out, &cfg)
-            {
-                println!("{}: already finished in {}", rec.status, out.display());
-                return;
-            }
             writable();
             let t = if cli.continue_run {
                 sweep::resume_or_start(&out, cfg)

@@ -464,10 +464,32 @@ fn a_folder_holding_another_run_is_never_overwritten() {
     );
     let record = std::fs::read(out.join("record.json")).unwrap();
     let checkpoint = std::fs::read(out.join("checkpoint.bin")).unwrap();
-    // The same run again without --continue, another family plainly and with --continue: each
-    // refused with one line naming the folder and what it holds, before anything is written.
+    // The same command again finds its run finished and leaves it as it is; an interrupted one
+    // is not restarted over its checkpoint but pointed at --continue.
+    let again = train(&with(&["--bias", "at5"]));
+    let text = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        again.status.success() && text.contains("already finished"),
+        "{text}"
+    );
+    let mut running: serde_json::Value = serde_json::from_slice(&record).unwrap();
+    running["status"] = "running".into();
+    std::fs::write(out.join("record.json"), running.to_string()).unwrap();
+    let run = train(&with(&["--bias", "at5"]));
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("already holds a run") && err.contains("--continue"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(out.join("checkpoint.bin")).unwrap(),
+        checkpoint
+    );
+    std::fs::write(out.join("record.json"), &record).unwrap();
+    // Another family plainly and with --continue, another seed: each refused with one line
+    // naming the folder and what it holds, before anything is written.
     for (args, what) in [
-        (with(&["--bias", "at5"]), "--continue"),
         (with(&["--bias", "t5"]), "with at5"),
         // The message names the first setting that differs.
         (
