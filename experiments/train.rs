@@ -172,6 +172,16 @@ fn main() {
              give later epochs"
         ));
     }
+    let ck = out.join(CHECKPOINT);
+    let again = match &cli.resume {
+        Some(_) => format!("`train --resume {}` with the same --epochs", ck.display()),
+        None => "the same command with --continue".to_string(),
+    };
+    at5::cli::on_interrupt(format!(
+        "stopped: every finished epoch is kept in {} (none if the first did not finish); {again} \
+         resumes it",
+        ck.display()
+    ));
     let start_epoch = trainer.state.epoch;
     let bar = if cli.quiet {
         ProgressBar::hidden()
@@ -231,7 +241,6 @@ fn main() {
         }
         Err(e) => {
             // Name a checkpoint only where one exists: this run's, or the one it resumed from.
-            let ck = out.join(CHECKPOINT);
             let left = match &cli.resume {
                 _ if epochs_done > 0 && ck.is_file() => {
                     format!("the last good checkpoint is {}", ck.display())

@@ -685,3 +685,64 @@ fn a_data_dir_run_is_picked_up_however_its_folder_is_spelled() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_interrupted_train_says_how_to_resume_and_does() {
+    let dir = tmp("sigint");
+    let out = dir.join("run");
+    let o = out.to_str().unwrap();
+    let args = [
+        "--task",
+        "lagk",
+        "--lag",
+        "2",
+        "--d-model",
+        "8",
+        "--heads",
+        "2",
+    ];
+    let more = [
+        "--epochs",
+        "100000",
+        "--quiet",
+        "--threads",
+        "1",
+        "--continue",
+        "--out",
+        o,
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(args)
+        .args(more)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the first checkpoint, so there is something to resume.
+    let ck = out.join("checkpoint.bin");
+    let start = std::time::Instant::now();
+    while !ck.exists() {
+        if start.elapsed().as_secs() > 120 {
+            let _ = child.kill();
+            panic!("no checkpoint after 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let stopped = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(130), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("stopped") && err.contains(o) && err.contains("--continue"),
+        "{err}"
+    );
+    // What it names is there and whole: a checkpoint of at least one finished epoch.
+    let t = at5::train::Trainer::from_checkpoint(&ck).unwrap();
+    assert!(t.state.epoch >= 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
