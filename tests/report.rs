@@ -512,11 +512,11 @@ fn the_value_that_once_came_back_changed_round_trips_through_a_file() {
 #[test]
 fn welch_interval_matches_a_hand_computation() {
     use at5::report::welch_interval;
-    // a: mean 2, var 1 (n 3); b: mean 0, var 1 (n 3): se = sqrt(2/3), df = 4, t = 2.776.
+    // a: mean 2, var 1 (n 3); b: mean 0, var 1 (n 3): se = sqrt(2/3), df = 4, t = 2.7764451.
     let (d, lo, hi) = welch_interval(&[1.0, 2.0, 3.0], &[-1.0, 0.0, 1.0]).unwrap();
-    let half = 2.776 * (2.0f64 / 3.0).sqrt();
+    let half = 2.776_445_105 * (2.0f64 / 3.0).sqrt();
     assert!((d - 2.0).abs() < 1e-12);
-    assert!((lo - (2.0 - half)).abs() < 1e-9 && (hi - (2.0 + half)).abs() < 1e-9);
+    assert!((lo - (2.0 - half)).abs() < 1e-8 && (hi - (2.0 + half)).abs() < 1e-8);
     // Between table rows (df ≈ 10.3 here) the quantile lies between its neighbours' values.
     let a: Vec<f64> = (0..8).map(|i| i as f64).collect();
     let b: Vec<f64> = (0..8).map(|i| 0.5 * i as f64).collect();
@@ -532,6 +532,38 @@ fn welch_interval_matches_a_hand_computation() {
         welch_interval(&[1.0, 1.0], &[0.0, 0.0]),
         Some((1.0, 1.0, 1.0))
     );
+}
+
+#[test]
+fn the_t_quantile_matches_published_values_at_any_df() {
+    use at5::report::t975;
+    // Student's t, 0.975 quantiles (standard tables, to 9 digits), and the normal's in the limit.
+    for (df, t) in [
+        (1.0, 12.706_204_736),
+        (2.0, 4.302_652_730),
+        (3.0, 3.182_446_305),
+        (5.0, 2.570_581_836),
+        (10.0, 2.228_138_852),
+        (30.0, 2.042_272_456),
+        (1e15, 1.959_963_985),
+    ] {
+        assert!(
+            (t975(df) - t).abs() < 1e-8 * t,
+            "df {df}: {} vs {t}",
+            t975(df)
+        );
+    }
+    // At df 1 the t is Cauchy: its 0.975 quantile is tan(0.475π). Fractional df (Welch's)
+    // fall between their neighbours, and the quantile falls as df grows.
+    let cauchy = (0.475 * std::f64::consts::PI).tan();
+    assert!((t975(1.0) - cauchy).abs() < 1e-9 * cauchy);
+    let mut last = f64::INFINITY;
+    for i in 0..200 {
+        let q = t975(1.0 + 0.05 * i as f64);
+        assert!(q < last, "df {}: {q} after {last}", 1.0 + 0.05 * i as f64);
+        last = q;
+    }
+    assert!(t975(0.0).is_nan() && t975(f64::NAN).is_nan());
 }
 
 #[test]

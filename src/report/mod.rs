@@ -7,6 +7,6 @@ pub mod table;
 pub use atomic::{read_json, write_atomic, write_json};
 pub use figure::{LineOpts, Series, heatmap, line_chart, small_multiples};
 pub use stats::{
-    difference_phrase, fit_linear_quadratic, loglog_slope, mean_std, median, welch_interval,
+    difference_phrase, fit_linear_quadratic, loglog_slope, mean_std, median, t975, welch_interval,
 };
 pub use table::{Better, Cell, MISSING, Table, format_mean_std};
