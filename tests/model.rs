@@ -1,8 +1,8 @@
 //! Whole-model tests: gradients of every bias family, the prior/posterior identity, masking,
 //! permutation equivariance without positions, and learning a tiny problem.
 use at5::nn::{
-    Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model, ModelConfig, OutputKind,
-    PooledHead, Pooling, Targets, mass_radius, mean_kl,
+    Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model, ModelConfig, OutputInit,
+    OutputKind, PooledHead, Pooling, Targets, mass_radius, mean_kl,
 };
 use at5::optim::{Adam, AdamConfig};
 use at5::position::{BiasConfig, FAMILIES, NoOptions};
@@ -22,6 +22,7 @@ fn tiny(bias: BiasConfig, output: OutputKind, pooling: Pooling) -> ModelConfig {
         pooling,
         dropout: Dropouts::NONE,
         head: PooledHead::default(),
+        unbiased_heads: Vec::new(),
     }
 }
 
@@ -173,6 +174,70 @@ fn posterior_is_prior_times_likelihood_renormalised() {
             "{name}: KL {kl:?}"
         );
     }
+}
+
+#[test]
+fn an_unbiased_head_gets_no_bias_in_training_and_its_bias_no_gradient() {
+    // The paper's code masks the bias to the heads it lists; `unbiased_heads` does the same on
+    // every forward, training included, so those heads' bias parameters never learn.
+    let batch = batch();
+    let y = Targets::Classes(vec![2, 0]);
+    let cfg = |unbiased: Vec<usize>| ModelConfig {
+        unbiased_heads: unbiased,
+        ..tiny(family("t5"), OutputKind::Classes(3), Pooling::Mean)
+    };
+    let (all, mut store) = model_f64(cfg(vec![]), 5);
+    for v in store.values_mut() {
+        for x in &mut v.data {
+            *x *= 8.0;
+        }
+    }
+    let (masked, _) = model_f64(cfg(vec![1]), 5);
+    // The same parameters: only the mask differs.
+    let with = all.inspect(&store, &batch, None).unwrap();
+    let ablated = all
+        .inspect(&store, &batch, Some(vec![true, false]))
+        .unwrap();
+    let seen = masked.inspect(&store, &batch, None).unwrap();
+    assert_ne!(with[0].prior.data, seen[0].prior.data);
+    assert_eq!(ablated[0].prior.data, seen[0].prior.data);
+    // The table is [buckets, heads]: head 1's column gets exactly zero gradient, head 0's not.
+    let mut t = Tape::new();
+    let p = store.bind(&mut t);
+    let fwd = masked.forward(&mut t, &p, &batch, &ForwardOpts::default());
+    let loss = masked.loss(&mut t, fwd.output, &y);
+    let g = t.backward(loss);
+    let id = store.id("bias.table").unwrap();
+    let table = store.grads(&p, &g)[id.0].expect("the table has a gradient");
+    let heads = 2;
+    let col = |h: usize| table.data.iter().skip(h).step_by(heads).map(|x| x.abs());
+    assert!(col(1).all(|x| x == 0.0));
+    assert!(col(0).any(|x| x > 1e-6));
+    // And the whole model still gradchecks with the mask and the paper's output init.
+    let glorot = ModelConfig {
+        head: PooledHead {
+            init: OutputInit::Glorot,
+            ..PooledHead::default()
+        },
+        ..cfg(vec![1])
+    };
+    let (model, store) = model_f64(glorot, 5);
+    let bias = store.get(store.id("head.out.b").unwrap());
+    assert!(bias.data.iter().all(|&b| b == 0.1));
+    let limit = (6.0f64 / (8 + 3) as f64).sqrt();
+    let w = &store.get(store.id("head.out.w").unwrap()).data;
+    assert!(w.iter().all(|x| x.abs() <= limit));
+    // Glorot's weights are an order above BERT's 0.02 at this width.
+    let rms = (w.iter().map(|x| x * x).sum::<f64>() / w.len() as f64).sqrt();
+    assert!(rms > 0.2, "rms {rms}");
+    let inputs: Vec<Tensor> = store.values().to_vec();
+    let rep = gradcheck(|t, vars| loss_of(&model, t, vars, &batch, &y), &inputs);
+    assert!(rep.passed, "{rep:?}");
+    // A head that does not exist is refused by name.
+    let e = Model::<f64>::new(cfg(vec![2]), &mut ParamStore::new(), 1)
+        .err()
+        .unwrap();
+    assert!(e.contains("head 2 does not exist"), "{e}");
 }
 
 #[test]

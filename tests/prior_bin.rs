@@ -43,6 +43,7 @@ fn train_tiny_for(bias: &str, dir: &Path, epochs: usize, snapshots: &[usize]) {
             bias_scope: BiasScope::Shared,
             dropout,
             head: PooledHead::default(),
+            unbiased_heads: Vec::new(),
         },
         lr: 3e-3,
         batch: 32,

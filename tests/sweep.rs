@@ -270,6 +270,8 @@ fn every_setting_of_a_run_renders_as_flags_and_parses_back() {
         epochs: Some(9),
         patience: Some(4),
         whole_graph: true,
+        head_init: Some(at5::nn::OutputInit::Glorot),
+        unbiased_heads: vec![0, 1],
     };
     for bias in [
         BiasRequest::T5 {

@@ -41,6 +41,7 @@ fn lagk(lag: usize, bias: &str, epochs: usize, d_model: usize) -> TrainConfig {
             bias_scope: BiasScope::Shared,
             dropout,
             head: PooledHead::default(),
+            unbiased_heads: Vec::new(),
         },
         lr: 3e-3,
         batch: 64,

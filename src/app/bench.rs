@@ -177,6 +177,7 @@ fn model_config(s: &Shape, bias: BiasConfig) -> ModelConfig {
         pooling: Pooling::Last,
         dropout: Dropouts::NONE,
         head: PooledHead::default(),
+        unbiased_heads: Vec::new(),
     }
 }
 

@@ -1,5 +1,5 @@
 //! Command-line pieces the experiment binaries share: the run flags, threads, exit codes.
-use crate::nn::BiasScope;
+use crate::nn::{BiasScope, OutputInit};
 use crate::position::MlpInit;
 use crate::train::{BiasRequest, MlpRequest, Preset, RunRequest, TrainConfig};
 use clap::Args;
@@ -241,6 +241,14 @@ pub struct RunArgs {
     /// (the default prunes it; same results up to summation order, several times slower).
     #[arg(long)]
     pub no_prune: bool,
+    /// How the output layer starts: `bert` (the default: truncated N(0, 0.02²), bias 0) or
+    /// `glorot` (Glorot-uniform, bias 0.1: the paper's code).
+    #[arg(long)]
+    pub head_init: Option<String>,
+    /// Heads that get no position bias, comma-separated from 0 (the paper's code leaves heads
+    /// 6 and 7 of 8 without one: `--unbiased-heads 6,7`).
+    #[arg(long, value_delimiter = ',')]
+    pub unbiased_heads: Vec<usize>,
 }
 
 impl RunArgs {
@@ -290,6 +298,12 @@ impl RunArgs {
             epochs: self.epochs,
             patience: self.patience,
             whole_graph: self.no_prune,
+            head_init: self
+                .head_init
+                .as_deref()
+                .map(|n| OutputInit::from_name(n).map_err(|e| format!("--head-init: {e}")))
+                .transpose()?,
+            unbiased_heads: unbiased_heads(&self.unbiased_heads)?,
         })
     }
 
@@ -372,6 +386,17 @@ impl RunArgs {
             self.seed
         ))
     }
+}
+
+/// `--unbiased-heads` sorted, a head given twice refused (whether each head exists is checked
+/// against `--heads` when the run is resolved).
+fn unbiased_heads(given: &[usize]) -> Result<Vec<usize>, String> {
+    let mut heads = given.to_vec();
+    heads.sort_unstable();
+    if let Some(w) = heads.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("--unbiased-heads: head {} is given twice", w[0]));
+    }
+    Ok(heads)
 }
 
 /// Parses `train`'s run flags (without the program name) into the run they ask for: how a
@@ -466,6 +491,11 @@ pub fn run_flags(run: &RunRequest) -> Vec<String> {
             .map(|cell| if cell { "cell" } else { "offset" });
         flag("at5-dropout-mask", mask.map(String::from));
         flag("at5-init", mlp.init.map(|i| i.name().to_string()));
+    }
+    flag("head-init", run.head_init.map(|i| i.name().to_string()));
+    if !run.unbiased_heads.is_empty() {
+        let heads: Vec<String> = run.unbiased_heads.iter().map(|h| h.to_string()).collect();
+        flag("unbiased-heads", Some(heads.join(",")));
     }
     if run.whole_graph {
         out.push("--no-prune".into());

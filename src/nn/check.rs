@@ -109,6 +109,7 @@ fn tiny_config(bias: &BiasConfig) -> ModelConfig {
         pooling: Pooling::Mean,
         dropout: Dropouts::NONE,
         head: PooledHead::default(),
+        unbiased_heads: Vec::new(),
     }
 }
 

@@ -38,6 +38,28 @@ impl Linear {
         Linear { w, b, d_in, d_out }
     }
 
+    /// Registers `{name}.w` Glorot-uniform (U(±√(6 / (d_in + d_out)))) and `{name}.b` all
+    /// `bias`: TensorFlow's default dense-layer init, which the paper's code gives its output
+    /// layer (with a bias of 0.1).
+    pub fn glorot<F: Float>(
+        store: &mut ParamStore<F>,
+        name: &str,
+        (d_in, d_out): (usize, usize),
+        bias: f64,
+        rng: &mut StdRng,
+    ) -> Linear {
+        let limit = (6.0 / (d_in + d_out) as f64).sqrt();
+        let w = store.add(
+            &format!("{name}.w"),
+            Tensor::uniform_from(&[d_in, d_out], -limit, limit, rng),
+        );
+        let b = store.add(
+            &format!("{name}.b"),
+            Tensor::full(&[d_out], F::from_f64(bias)),
+        );
+        Linear { w, b, d_in, d_out }
+    }
+
     /// x `[.., d_in]` → `[.., d_out]`, as one 2-D product over all leading positions.
     pub fn forward<F: Float>(&self, tape: &mut Tape<F>, p: &Bound, x: Var) -> Var {
         let shape = tape.shape(x).to_vec();

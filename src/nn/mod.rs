@@ -13,7 +13,7 @@ pub use inspect::{LayerView, kl_divergence, mass_radius, mean_kl};
 pub use layers::{Embedding, INIT_STD, LayerNorm, Linear};
 pub use model::{
     Batch, BatchInput, BiasScope, Dropouts, Forward, ForwardOpts, InputKind, Model, ModelConfig,
-    OutputKind, PooledHead, Pooling, Targets,
+    OutputInit, OutputKind, PooledHead, Pooling, Targets,
 };
 
 /// A seed for the `k`-th random draw of a step (splitmix64 of the pair), so each dropout mask

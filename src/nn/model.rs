@@ -68,15 +68,19 @@ impl Dropouts {
     };
 }
 
-/// What happens to the pooled vector before the output layer: dropout, then LayerNorm
-/// (DESIGN §3). The original code uses the input-dropout rate there, and on the adding problem
-/// neither; the paper preset follows it.
+/// What happens to the pooled vector before the output layer: dropout, then LayerNorm. The
+/// original code uses the input-dropout rate there, and on the adding problem neither; the
+/// paper preset follows it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PooledHead {
     /// Dropout rate on the pooled vector; `None`: the hidden rate.
     pub dropout: Option<f64>,
     /// Whether a LayerNorm follows.
     pub norm: bool,
+    /// How the output layer starts; left out of records when it is BERT's (and so absent in
+    /// every record written before the option).
+    #[serde(default, skip_serializing_if = "OutputInit::is_bert")]
+    pub init: OutputInit,
 }
 
 impl Default for PooledHead {
@@ -85,6 +89,45 @@ impl Default for PooledHead {
         PooledHead {
             dropout: None,
             norm: true,
+            init: OutputInit::Bert,
+        }
+    }
+}
+
+/// How the output layer's weights and bias start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OutputInit {
+    /// Truncated N(0, 0.02²) weights, zero bias: every other Linear of the model.
+    #[default]
+    Bert,
+    /// Glorot-uniform weights and a bias of 0.1, as the paper's code starts its classifier.
+    /// Its weights are about 4× BERT's at D = 256, and so is the gradient reaching everything
+    /// below the head at the first steps.
+    Glorot,
+}
+
+impl OutputInit {
+    /// The default, which records leave out.
+    pub fn is_bert(&self) -> bool {
+        *self == OutputInit::Bert
+    }
+
+    /// The flag's name for it (`--head-init`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            OutputInit::Bert => "bert",
+            OutputInit::Glorot => "glorot",
+        }
+    }
+
+    /// The init called `name`.
+    pub fn from_name(name: &str) -> Result<OutputInit, String> {
+        match name {
+            "bert" => Ok(OutputInit::Bert),
+            "glorot" => Ok(OutputInit::Glorot),
+            other => Err(format!(
+                "unknown output init `{other}`; expected bert or glorot"
+            )),
         }
     }
 }
@@ -128,6 +171,11 @@ pub struct ModelConfig {
     /// The pooled vector's dropout and LayerNorm (absent in older records: the default).
     #[serde(default)]
     pub head: PooledHead,
+    /// Heads that get no position bias, in training and evaluation alike (the paper's code
+    /// masks the bias to the heads it lists, so with 8 heads its heads 6 and 7 have none).
+    /// Left out of records when empty, and so absent in every record written before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unbiased_heads: Vec<usize>,
 }
 
 impl ModelConfig {
@@ -184,6 +232,12 @@ impl ModelConfig {
             && n < 2
         {
             return Err(format!("a classifier needs at least 2 classes, got {n}"));
+        }
+        if let Some(&h) = self.unbiased_heads.iter().find(|&&h| h >= self.heads) {
+            return Err(format!(
+                "unbiased-heads: head {h} does not exist (heads are 0 to {})",
+                self.heads - 1
+            ));
         }
         let d = self.dropout;
         for (name, p) in [
@@ -274,6 +328,7 @@ pub struct Forward {
 ///     pooling: Pooling::Last,
 ///     dropout: Dropouts::NONE,
 ///     head: PooledHead::default(),
+///     unbiased_heads: Vec::new(),
 /// };
 /// let mut store: ParamStore<f64> = ParamStore::new();
 /// let model = Model::new(config, &mut store, 7).unwrap();
@@ -371,7 +426,10 @@ impl<F: Float> Model<F> {
             OutputKind::Classes(n) => n,
             OutputKind::Regression => 1,
         };
-        let head = Linear::new(store, "head.out", d, classes, rng);
+        let head = match config.head.init {
+            OutputInit::Bert => Linear::new(store, "head.out", d, classes, rng),
+            OutputInit::Glorot => Linear::glorot(store, "head.out", (d, classes), 0.1, rng),
+        };
         Ok(Model {
             config,
             input_embed,
@@ -445,6 +503,31 @@ impl<F: Float> Model<F> {
         }
     }
 
+    /// Which heads receive the bias on this forward: the config's unbiased heads and the
+    /// forward's ablation both turn a head off; `None` when every head keeps it.
+    fn bias_mask(&self, opts: &ForwardOpts) -> Option<Vec<bool>> {
+        let h = self.config.heads;
+        if let Some(keep) = &opts.bias_heads {
+            assert_eq!(
+                keep.len(),
+                h,
+                "bias_heads: {} flags for {h} heads",
+                keep.len()
+            );
+        }
+        if opts.bias_heads.is_none() && self.config.unbiased_heads.is_empty() {
+            return None;
+        }
+        Some(
+            (0..h)
+                .map(|i| {
+                    !self.config.unbiased_heads.contains(&i)
+                        && opts.bias_heads.as_ref().is_none_or(|k| k[i])
+                })
+                .collect(),
+        )
+    }
+
     /// The bias each block receives for a length-`l` forward: `[H, L, L]`, or `[H, 1, L]` for
     /// the last block when it computes only `row`. An instance read by no whole block
     /// evaluates that one row, never the whole grid.
@@ -457,13 +540,7 @@ impl<F: Float> Model<F> {
         row: Option<usize>,
     ) -> Vec<Option<Var>> {
         let h = self.config.heads;
-        let keep = opts.bias_heads.as_ref().map(|keep| {
-            assert_eq!(
-                keep.len(),
-                h,
-                "bias_heads: {} flags for {h} heads",
-                keep.len()
-            );
+        let keep = self.bias_mask(opts).map(|keep| {
             let data = keep
                 .iter()
                 .map(|&k| if k { F::ONE } else { F::ZERO })

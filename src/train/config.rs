@@ -3,7 +3,9 @@
 use super::memory::{self, DataShape, Hints, MemoryEstimate};
 use super::preset::{Dial, Preset, pooling_for, preset_config};
 use crate::data::{self, TaskConfig, TaskData, TaskKind};
-use crate::nn::{BiasScope, Dropouts, InputKind, ModelConfig, OutputKind, PooledHead, Pooling};
+use crate::nn::{
+    BiasScope, Dropouts, InputKind, ModelConfig, OutputInit, OutputKind, PooledHead, Pooling,
+};
 use crate::position::{At5Options, BiasConfig, MlpInit};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -64,6 +66,9 @@ pub struct ModelSpec {
     /// The pooled vector's dropout and LayerNorm (absent in older records: the default).
     #[serde(default)]
     pub head: PooledHead,
+    /// Heads that get no position bias (left out of records when empty, as before it existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unbiased_heads: Vec<usize>,
 }
 
 impl ModelSpec {
@@ -83,6 +88,7 @@ impl ModelSpec {
             pooling: Pooling::Last,
             dropout: self.dropout,
             head: self.head,
+            unbiased_heads: self.unbiased_heads.clone(),
         };
         probe.validate()?;
         if let BiasConfig::At5(At5Options { slope_min, .. }) = &self.bias
@@ -135,6 +141,7 @@ impl ModelSpec {
             pooling: pooling_for(data.kind),
             dropout: self.dropout,
             head: self.head,
+            unbiased_heads: self.unbiased_heads.clone(),
         }
     }
 }
@@ -590,6 +597,10 @@ pub struct RunRequest {
     pub patience: Option<usize>,
     /// Compute every row of the last block (`--no-prune`).
     pub whole_graph: bool,
+    /// How the output layer starts (`--head-init`).
+    pub head_init: Option<OutputInit>,
+    /// Heads that get no position bias (`--unbiased-heads`; empty: every head gets it).
+    pub unbiased_heads: Vec<usize>,
 }
 
 impl RunRequest {
@@ -617,6 +628,8 @@ impl RunRequest {
             epochs: None,
             patience: None,
             whole_graph: false,
+            head_init: None,
+            unbiased_heads: Vec::new(),
         }
     }
 
@@ -670,6 +683,10 @@ impl RunRequest {
         set(&mut m.dropout.hidden, self.dropout_hidden);
         set(&mut m.dropout.attention, self.dropout_attention);
         self.bias.apply(&mut m.bias, self.dropout_input)?;
+        set(&mut m.head.init, self.head_init);
+        if !self.unbiased_heads.is_empty() {
+            m.unbiased_heads = self.unbiased_heads.clone();
+        }
         set(&mut c.batch, self.batch);
         set(&mut c.lr, self.lr);
         set(&mut c.epochs, self.epochs);
@@ -710,13 +727,16 @@ impl RunRequest {
             return drop("lag", format!("applies to lagk only, not {}", kind.name()));
         }
         let name = family.name();
-        if self.bias_scope.is_some()
-            && matches!(family, BiasConfig::None(_) | BiasConfig::Sinusoidal(_))
-        {
-            return drop(
-                "bias-scope",
-                format!("has no effect with --bias {name} (no attention bias)"),
-            );
+        for (flag, given) in [
+            ("bias-scope", self.bias_scope.is_some()),
+            ("unbiased-heads", !self.unbiased_heads.is_empty()),
+        ] {
+            if given && matches!(family, BiasConfig::None(_) | BiasConfig::Sinusoidal(_)) {
+                return drop(
+                    flag,
+                    format!("has no effect with --bias {name} (no attention bias)"),
+                );
+            }
         }
         Ok(())
     }

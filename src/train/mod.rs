@@ -222,6 +222,7 @@ pub enum Event<'a> {
 ///         bias_scope: BiasScope::Shared,
 ///         dropout: Dropouts::NONE,
 ///         head: PooledHead::default(),
+///         unbiased_heads: Vec::new(),
 ///     },
 ///     lr: 3e-3,
 ///     batch: 32,

@@ -189,11 +189,13 @@ pub fn preset_config(
         PooledHead {
             dropout: Some(0.0),
             norm: false,
+            ..PooledHead::default()
         }
     } else {
         PooledHead {
             dropout: Some(dropout.input),
             norm: true,
+            ..PooledHead::default()
         }
     };
     let (d_model, heads, lr, epochs, dropout, mlp, head) = match preset {
@@ -228,6 +230,7 @@ pub fn preset_config(
             bias_scope: BiasScope::Shared,
             dropout,
             head,
+            unbiased_heads: Vec::new(),
         },
         task: TaskSource::Generated {
             config: task,
