@@ -1,6 +1,6 @@
 //! `init-study`: AT5 with the paper's MLP init against the alive init, 5 seeds per cell.
 use at5::cli::usage_error;
-use at5::experiments::init;
+use at5::experiments::{flat_start, init};
 use at5::sweep::{self, SweepArgs};
 use clap::Parser;
 
@@ -21,20 +21,31 @@ struct Cli {
     /// std, the MLP widths and the length (f64, one batch, mean over --seeds seeds).
     #[arg(long)]
     scaling: bool,
+    /// Instead of training, print what AT5's bias sees at its first step at the paper's sizes:
+    /// per task and MLP init std, each MLP tensor's gradient, the bias's range over offsets,
+    /// the dropout-noise share and Adam's first step (f64, mean over --seeds init seeds).
+    #[arg(long, conflicts_with = "scaling")]
+    flat_start: bool,
 }
 
 fn main() {
     let matches = at5::cli::matches::<Cli>();
     let cli: Cli = at5::cli::from_matches(&matches);
     at5::cli::check_seeds(cli.seeds);
-    if cli.scaling {
-        let used = ["scaling", "seeds", "threads"];
+    if cli.scaling || cli.flat_start {
+        let mode = if cli.scaling { "scaling" } else { "flat-start" };
+        let used = [mode, "seeds", "threads"];
         let given = at5::cli::flags_given::<Cli>(&matches);
         if let Some(f) = given.iter().find(|f| !used.contains(&f.as_str())) {
-            usage_error(format!("--{f} does nothing with --scaling; drop it"));
+            usage_error(format!("--{f} does nothing with --{mode}; drop it"));
         }
         at5::cli::init_threads(cli.sweep.threads);
-        match init::scaling_report(cli.seeds) {
+        let report = if cli.scaling {
+            init::scaling_report(cli.seeds)
+        } else {
+            flat_start::report(cli.seeds)
+        };
+        match report {
             Ok(md) => print!("{md}"),
             Err(e) => {
                 eprintln!("error: {e}");

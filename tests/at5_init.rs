@@ -178,3 +178,40 @@ fn the_study_plan_pairs_each_init_on_the_same_runs() {
         assert_eq!(init, want, "{}", s.id);
     }
 }
+
+#[test]
+fn the_flat_start_measurements_scale_as_derived_and_see_the_mlp_dropout() {
+    use at5::experiments::flat_start::measure;
+    // Lag-k at the quick preset has no MLP dropout: switching it off changes nothing, to the bit.
+    let small = "--task lagk --seq-len 16 --lag 4 --bias at5 --preset quick --d-model 16 --heads 2";
+    let a = measure(&format!("{small} --init-std 0.01"), 1).unwrap();
+    let b = measure(&format!("{small} --init-std 0.1"), 1).unwrap();
+    assert_eq!(a.dropout_ratio, 1.0);
+    assert_eq!(a.noise_share.0, a.noise_share.1);
+    // The weights' gradients are O(s²), the slope's and the bias range O(s³) (the derivation
+    // in docs/why-at5-starts-flat.md): a tenfold std gives about 100× and 1000×.
+    for k in 0..3 {
+        let r = b.rms[k] / a.rms[k];
+        assert!((80.0..125.0).contains(&r), "tensor {k}: ×{r}");
+    }
+    for r in [b.rms[3] / a.rms[3], b.bias_range / a.bias_range] {
+        assert!((800.0..1250.0).contains(&r), "×{r}");
+    }
+    // The rest of the model does not see the MLP's scale at the first step.
+    assert!(
+        (a.rest / b.rest - 1.0).abs() < 1e-3,
+        "{} vs {}",
+        a.rest,
+        b.rest
+    );
+    // Adam's first step grows with the gradient and stays below one learning rate.
+    assert!(a.adam_first_step < b.adam_first_step && b.adam_first_step < 1.0);
+    // With the MLP's dropout on (drawn per grid cell), its gradient grows and gets noisier.
+    let on = measure(
+        &format!("{small} --init-std 0.1 --dropout-input 0.4 --at5-dropout-mask cell"),
+        1,
+    )
+    .unwrap();
+    assert!(on.dropout_ratio > 1.2, "×{}", on.dropout_ratio);
+    assert!(on.noise_share.0 > on.noise_share.1, "{:?}", on.noise_share);
+}

@@ -76,6 +76,9 @@ impl<F: Float> Model<F> {
         let v = tape.value(prior);
         (0..h)
             .map(|hh| {
+                if self.config.unbiased_heads.contains(&hh) {
+                    return vec![1.0 / len as f64; len];
+                }
                 let at = (hh * len + query) * len;
                 v.data[at..at + len].iter().map(|x| x.to_f64()).collect()
             })

@@ -2,6 +2,7 @@
 pub mod ablate;
 pub mod extrapolate;
 pub mod figures;
+pub mod flat_start;
 pub mod init;
 pub mod learned;
 pub mod range;
