@@ -205,7 +205,10 @@ fn the_flat_start_measurements_scale_as_derived_and_see_the_mlp_dropout() {
         b.rest
     );
     // Adam's first step grows with the gradient and stays below one learning rate.
-    assert!(a.adam_first_step < b.adam_first_step && b.adam_first_step < 1.0);
+    for k in 0..3 {
+        let (x, y) = (a.adam_first_step[k], b.adam_first_step[k]);
+        assert!(x < y && y < 1.0, "w{}: {x} vs {y}", k + 1);
+    }
     // With the MLP's dropout on (drawn per grid cell), its gradient grows and gets noisier.
     let on = measure(
         &format!("{small} --init-std 0.1 --dropout-input 0.4 --at5-dropout-mask cell"),

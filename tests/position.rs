@@ -665,3 +665,28 @@ fn param_ids_list_exactly_the_family_parameters() {
         assert_eq!(cfg.is_learned(), count > 0, "{}", cfg.name());
     }
 }
+
+#[test]
+fn t5s_bucket_for_reber_s_label_holds_five_offsets_at_the_generated_length() {
+    // Reber's label is the first input token and the head reads the last slot of the padded
+    // sequence, so the label sits at offset −(L − 1) in every example. The paper's T5 (32
+    // buckets, bidirectional, max distance 128) shares that bucket with every offset of
+    // 64 to 90 positions back; how many of them a sequence can hold depends on L.
+    use at5::data::{ReberConfig, TaskConfig, generate};
+    use at5::position::t5_bucket;
+    let data = generate(&TaskConfig::Reber(ReberConfig::paper()), 2021).unwrap();
+    assert_eq!(data.max_len, 69);
+    let real = |l: i64| {
+        let label = t5_bucket(-(l - 1), 32, 128, true);
+        (0..l)
+            .filter(|&d| t5_bucket(-d, 32, 128, true) == label)
+            .count()
+    };
+    let whole: Vec<i64> = (0..200)
+        .filter(|&d| t5_bucket(-d, 32, 128, true) == t5_bucket(-68, 32, 128, true))
+        .collect();
+    assert_eq!((whole[0], *whole.last().unwrap()), (64, 90));
+    assert_eq!(real(69), 5);
+    // The original code's data files pad to 66.
+    assert_eq!(real(66), 2);
+}

@@ -33,7 +33,7 @@ pub const VARIANTS: [(&str, &str); 3] = [
 ];
 
 /// Dropout masks drawn per batch to separate the gradient's mean from its mask-to-mask noise.
-pub const MASKS: u64 = 8;
+pub const MASKS: u64 = 16;
 
 /// The left MLP's weights (keys before the query: the only MLP every task's pooled query reads)
 /// and the slope that feeds it.
@@ -52,11 +52,13 @@ pub struct FlatStart {
     /// (every other dropout as in training, same masks).
     pub dropout_ratio: f64,
     /// Share of the MLP weights' gradient energy that changes from mask to mask at a fixed
-    /// batch, `1 − ‖mean g‖² / mean ‖g‖²`, with the MLP's dropout on and off.
+    /// batch, `σ² / E‖g‖²`, with the MLP's dropout on and off. The mask-mean's squared norm is
+    /// `‖μ‖² + σ²/K` over K masks, so `‖μ‖²` is estimated as `(K·‖ḡ‖² − E‖g‖²) / (K − 1)`
+    /// (clamped at 0: a share of 1 is a mean too small to see).
     pub noise_share: (f64, f64),
-    /// Adam's first step on the median MLP weight, in learning rates: `|g| / (|g| + ε̂)` with
-    /// TensorFlow's `ε̂ = ε / √(1 − β₂)`.
-    pub adam_first_step: f64,
+    /// Adam's first step on the median weight of w1, w2 and w3, in learning rates:
+    /// `|g| / (|g| + ε̂)` with TensorFlow's `ε̂ = ε / √(1 − β₂)`.
+    pub adam_first_step: [f64; 3],
     /// The gradient norm of every parameter outside the bias.
     pub rest: f64,
 }
@@ -122,7 +124,7 @@ pub fn measure(flags: &str, seeds: u64) -> Result<FlatStart, String> {
         bias_range: 0.0,
         dropout_ratio: 0.0,
         noise_share: (0.0, 0.0),
-        adam_first_step: 0.0,
+        adam_first_step: [0.0; 3],
         rest: 0.0,
     };
     for seed in 1..=seeds {
@@ -173,14 +175,18 @@ pub fn measure(flags: &str, seeds: u64) -> Result<FlatStart, String> {
         let (e_on, m_on) = energy(&on);
         let (e_off, m_off) = energy(&off);
         sum.dropout_ratio += (e_on / e_off).sqrt();
-        sum.noise_share.0 += 1.0 - m_on / e_on;
-        sum.noise_share.1 += 1.0 - m_off / e_off;
-        let mut first: Vec<f64> = weights
-            .iter()
-            .flat_map(|t| on[0][t.0].iter().map(|g| g.abs() / (g.abs() + eps_hat)))
-            .collect();
-        first.sort_by(f64::total_cmp);
-        sum.adam_first_step += first[first.len() / 2];
+        let k = MASKS as f64;
+        let noise = |e: f64, m: f64| 1.0 - ((k * m - e) / (k - 1.0) / e).clamp(0.0, 1.0);
+        sum.noise_share.0 += noise(e_on, m_on);
+        sum.noise_share.1 += noise(e_off, m_off);
+        for (slot, t) in weights.iter().enumerate() {
+            let mut first: Vec<f64> = on[0][t.0]
+                .iter()
+                .map(|g| g.abs() / (g.abs() + eps_hat))
+                .collect();
+            first.sort_by(f64::total_cmp);
+            sum.adam_first_step[slot] += first[first.len() / 2];
+        }
         let is_bias = |k: usize| store.names()[k].starts_with("bias.");
         let rest: f64 = (0..store.values().len())
             .filter(|&k| !is_bias(k))
@@ -204,7 +210,7 @@ pub fn measure(flags: &str, seeds: u64) -> Result<FlatStart, String> {
         bias_range: sum.bias_range / n,
         dropout_ratio: sum.dropout_ratio / n,
         noise_share: (sum.noise_share.0 / n, sum.noise_share.1 / n),
-        adam_first_step: sum.adam_first_step / n,
+        adam_first_step: sum.adam_first_step.map(|x| x / n),
         rest: sum.rest / n,
     })
 }
@@ -222,10 +228,10 @@ pub fn report(seeds: u64) -> Result<String, String> {
          slope `c` (1/beta = L/relu(c)). Bias range: the pooled query's largest bias range over \
          its keys, over heads. Dropout ×: the MLP weights' gradient norm with the MLP's dropout \
          on over off. Noise: the share of that gradient's energy that changes from mask to mask \
-         (MLP dropout on / off). Adam step: the median MLP weight's first Adam step, in learning \
-         rates (TensorFlow's `lr·g/(|g| + ε/√(1−β₂))`). Rest: the gradient norm of every \
-         parameter outside the bias.\n\n\
-         | task | variant | RMS w1 | RMS w2 | RMS w3 | RMS c | bias range | dropout × | noise on / off | Adam step | ‖∇ rest‖ |\n\
+         at a fixed batch (MLP dropout on / off). Adam step: the median weight's first Adam step \
+         in w1 / w2 / w3, in learning rates (TensorFlow's `lr·g/(|g| + ε/√(1−β₂))`, ε = 1e-8, \
+         β₂ = 0.999). Rest: the gradient norm of every parameter outside the bias.\n\n\
+         | task | variant | RMS w1 | RMS w2 | RMS w3 | RMS c | Adam step | bias range | dropout × | noise on / off | ‖∇ rest‖ |\n\
          | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
     );
     for (task, flags) in SETTINGS {
@@ -243,16 +249,18 @@ pub fn report(seeds: u64) -> Result<String, String> {
             }
             let m = measure(&all, seeds)?;
             md.push_str(&format!(
-                "| {task} | {variant} | {:.1e} | {:.1e} | {:.1e} | {:.1e} | {:.1e} | {:.1} | {:.0} % / {:.0} % | {:.2} | {:.2} |\n",
+                "| {task} | {variant} | {:.1e} | {:.1e} | {:.1e} | {:.1e} | {:.2} / {:.2} / {:.2} | {:.1e} | {:.1} | {:.0} % / {:.0} % | {:.2} |\n",
                 m.rms[0],
                 m.rms[1],
                 m.rms[2],
                 m.rms[3],
+                m.adam_first_step[0],
+                m.adam_first_step[1],
+                m.adam_first_step[2],
                 m.bias_range,
                 m.dropout_ratio,
                 100.0 * m.noise_share.0,
                 100.0 * m.noise_share.1,
-                m.adam_first_step,
                 m.rest
             ));
         }
