@@ -149,7 +149,10 @@ impl Playground {
             ),
             _ => None,
         };
-        let command = format!("cargo run --release --bin train -- {}", self.flags.join(" "));
+        let command = format!(
+            "cargo run --release --bin train -- {}",
+            self.flags.join(" ")
+        );
         to_json(&Info {
             command: &command,
             task: &t.data.name,

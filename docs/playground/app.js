@@ -19,22 +19,24 @@ const SVGNS = 'http://www.w3.org/2000/svg';
 const MAX_EPOCHS = 1000;
 
 // The limits a setting must keep, checked in the page before a run is built: each keeps a run
-// buildable, and the sizes keep an epoch at seconds in a browser tab. `why` is shown beside
-// the field.
+// buildable, and the sizes keep an epoch at seconds in a browser tab. A refusal shows the
+// reason for the bound it breaks (`low` or `high`) beside the field.
 const LIMITS = {
   len: { name: 'L', min: 5, max: 128,
-    why: 'L ≥ 5: 6,000 distinct sequences of 8 symbols need 5 slots; L ≤ 128: attention costs L² per example, and at 128 an epoch takes several seconds here' },
+    low: '6,000 distinct sequences of 8 symbols need 5 slots',
+    high: 'attention costs L² per example: at 128 an epoch takes seconds here' },
   // k's upper end is L − 1 once L is within its own limits.
   lag: { name: 'k', min: 1, max: () => (checkWhole('len') ? NaN : Number($('len').value) - 1),
-    why: 'the answer is the token k slots before the last, so 1 ≤ k ≤ L − 1' },
+    low: 'the answer is a token before the last one', high: 'the answer is k slots before the last of L' },
   T: { name: 'T', min: 10, max: 128,
-    why: 'T ≥ 10: the first marked number is drawn from the first 10 slots; T ≤ 128: attention costs T² per example' },
+    low: 'the first marked number is drawn from the first 10 slots',
+    high: 'attention costs T² per example: at 128 an epoch takes seconds here' },
   epochs: { name: 'epochs', min: 1, max: MAX_EPOCHS,
-    why: 'a run here is meant to take minutes; Train more extends a finished run' },
+    low: 'a run trains at least one', high: 'a run here should take minutes, not hours' },
   seed: { name: 'seed', min: 0, max: 4294967295,
-    why: 'a whole number the page can write exactly (32 bits)' },
+    low: 'seeds are whole numbers from 0', high: 'the page writes seeds of 32 bits' },
   moreN: { name: 'Train more', min: 1, max: MAX_EPOCHS,
-    why: `the epochs to add; a run holds at most ${MAX_EPOCHS} in all` },
+    low: 'the epochs to add', high: `a run holds at most ${MAX_EPOCHS} epochs` },
 };
 const CHOICES = {
   task: ['lag-k recall or Adding-T', ['lagk', 'adding']],
@@ -112,6 +114,7 @@ const num = (id) => String(Number($(id).value.trim()));
 
 // ---- checking the settings ----------------------------------------------------------------
 
+// A whole-number field against its limits: null, or [what is wrong, why].
 function checkWhole(id) {
   const lim = LIMITS[id];
   const input = $(id);
@@ -120,22 +123,23 @@ function checkWhole(id) {
   const max = typeof lim.max === 'function' ? lim.max() : lim.max;
   const range = Number.isInteger(max) && max >= lim.min ? ` from ${lim.min} to ${max}` : '';
   if (input.validity.badInput || raw === '' || !Number.isFinite(x) || !Number.isInteger(x)) {
-    return `${lim.name} must be a whole number${range}`;
+    return [`${lim.name} must be a whole number${range}`, ''];
   }
-  if (x < lim.min) return `${lim.name} must be ≥ ${lim.min}`;
-  if (Number.isInteger(max) && x > max) return `${lim.name} must be ≤ ${max}`;
+  if (x < lim.min) return [`${lim.name} must be ≥ ${lim.min}`, lim.low];
+  if (Number.isInteger(max) && x > max) return [`${lim.name} must be ≤ ${max}`, lim.high];
   return null;
 }
 
 function checkChoice(id) {
   const [words, values] = CHOICES[id];
-  return values.includes($(id).value) ? null : `${id} must be ${words}`;
+  return values.includes($(id).value) ? null : [`${id} must be ${words}`, ''];
 }
 
-// Every setting of the run the fields describe: [{field, message}], empty when it can be built.
+// Every setting of the run the fields describe: [{field, message, why}], empty when it can be
+// built.
 function check() {
   const bad = [];
-  const add = (field, message) => { if (message) bad.push({ field, message }); };
+  const add = (field, found) => { if (found) bad.push({ field, message: found[0], why: found[1] }); };
   add('task', checkChoice('task'));
   if ($('task').value === 'lagk') {
     add('len', checkWhole('len'));
@@ -147,17 +151,13 @@ function check() {
   if ($('bias').value === 'at5') add('init', checkChoice('init'));
   add('heads', checkChoice('heads'));
   const lr = Number($('lr').value.trim());
-  if ($('lr').validity.badInput || $('lr').value.trim() === '' || !Number.isFinite(lr)) add('lr', 'lr must be a number, 0 < lr ≤ 1');
-  else if (!(lr > 0)) add('lr', 'lr must be > 0');
-  else if (lr > 1) add('lr', 'lr must be ≤ 1');
+  if ($('lr').validity.badInput || $('lr').value.trim() === '' || !Number.isFinite(lr)) add('lr', ['lr must be a number, 0 < lr ≤ 1', '']);
+  else if (!(lr > 0)) add('lr', ['lr must be > 0', "Adam's step size"]);
+  else if (lr > 1) add('lr', ['lr must be ≤ 1', 'above 1 the loss diverges']);
   add('epochs', checkWhole('epochs'));
   add('seed', checkWhole('seed'));
   return bad;
 }
-
-const WHY = {
-  lr: "Adam's step size: it must be positive, and above 1 the loss diverges",
-};
 
 // Marks the fields in `bad` (and only those) and writes each one's reason beside it.
 function mark(bad, fields) {
@@ -172,8 +172,7 @@ function mark(bad, fields) {
       why.className = 'why';
       input.parentElement.appendChild(why);
     }
-    why.textContent = b ? b.message : '';
-    why.title = b ? (LIMITS[id] ? LIMITS[id].why : WHY[id] || '') : '';
+    why.textContent = b ? (b.why ? `${b.message}: ${b.why}` : b.message) : '';
   }
 }
 
@@ -182,8 +181,8 @@ function mark(bad, fields) {
 function showLimits() {
   for (const [id, lim] of Object.entries(LIMITS)) {
     const input = $(id);
-    const label = input.parentElement;
-    label.title = lim.why;
+    input.parentElement.title = `${lim.name} ≥ ${lim.min}: ${lim.low}; ` +
+      (typeof lim.max === 'function' ? `k ≤ L − 1: ${lim.high}` : `${lim.name} ≤ ${lim.max}: ${lim.high}`);
     input.min = lim.min;
     if (typeof lim.max !== 'function') input.max = lim.max;
     const hint = document.createElement('small');
@@ -192,7 +191,7 @@ function showLimits() {
     if (id === 'seed') hint.textContent = '≥ 0';
     input.after(hint);
   }
-  $('lr').parentElement.title = WHY.lr;
+  $('lr').parentElement.title = "Adam's step size: 0 < lr ≤ 1 (above 1 the loss diverges)";
 }
 
 // ---- runs ---------------------------------------------------------------------------------
@@ -403,12 +402,12 @@ function fillHeads() {
 // becomes the one with the new total, which reproduces the longer run.
 function trainMore() {
   if (!info) return;
-  let message = checkWhole('more');
+  let found = checkWhole('moreN');
   const total = info.epochs + Number($('moreN').value);
-  if (!message && total > MAX_EPOCHS) message = `Train more: a run holds at most ${MAX_EPOCHS} epochs (this one has ${info.epochs})`;
-  mark(message ? [{ field: 'moreN', message }] : [], ['moreN']);
-  if (message) {
-    showError(message);
+  if (!found && total > MAX_EPOCHS) found = [`Train more ${$('moreN').value} would make ${total} epochs`, LIMITS.moreN.high];
+  mark(found ? [{ field: 'moreN', message: found[0], why: found[1] }] : [], ['moreN']);
+  if (found) {
+    showError(found[0]);
     updateState();
     return;
   }
