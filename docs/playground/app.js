@@ -690,8 +690,9 @@ function drawPrior() {
   let ymax = 0;
   for (const row of view.prior) for (const p of row) ymax = Math.max(ymax, p);
   ymax = Math.max(ymax * 1.1, 2 / len);
-  // Curves closer than about half a pixel of the plot's height (some 200 units) coincide.
-  const group = coincident(view.prior, ymax / 400);
+  // Curves closer than a line's width (1.5 of the plot's some 200 units of height) hide one
+  // another: they coincide.
+  const group = coincident(view.prior, ymax / 130);
   const items = view.prior.map((_, h) => [`head ${h}`, COLORS[h % COLORS.length]]);
   items.push(['uniform 1/L', '#888', '4 3']);
   const members = (g) => group.map((x, h) => (x === g ? h : -1)).filter((h) => h >= 0);
