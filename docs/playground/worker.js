@@ -23,7 +23,8 @@ let id = null;        // its id
 let running = false;
 let trained = 0;      // its epochs trained
 let example = 0;
-let loopId = null;    // the run whose training loop is scheduled (at most one loop)
+let loopToken = 0;    // the live training loop's token: a pending loop with another stops
+let looping = false;  // whether a loop is live (at most one is)
 let panicked = '';    // a panic's message, reported with the trap that follows it
 let trapped = false;
 
@@ -63,33 +64,45 @@ function epoch() {
 }
 
 // Epoch after epoch, yielding between them so a pause (or a new run) is heard.
-function loop() {
-  if (!running || !run || loopId !== id || trapped) {
-    loopId = null;
+function loop(token) {
+  if (token !== loopToken) return;
+  if (!running || !run || trapped) {
+    looping = false;
     return;
   }
   try {
     if (run.done() || !epoch()) {
       running = false;
-      loopId = null;
+      looping = false;
       post({ type: 'state', running });
       return;
     }
   } catch (e) {
-    loopId = null;
+    looping = false;
     return fail(e, false);
   }
-  setTimeout(loop, 0);
+  setTimeout(() => loop(token), 0);
 }
 
+// Training on, by the live loop if one is pending (a Train right after a Pause), else a new one.
 function train() {
   if (!run || running || run.done()) return;
   running = true;
   post({ type: 'state', running });
-  if (loopId === null) {
-    loopId = id;
-    setTimeout(loop, 0);
+  if (!looping) {
+    looping = true;
+    const token = ++loopToken;
+    setTimeout(() => loop(token), 0);
   }
+}
+
+// Forgets the run and stops its loop.
+function drop() {
+  running = false;
+  looping = false;
+  loopToken += 1;
+  if (run) run.free();
+  run = null;
 }
 
 onmessage = async (ev) => {
@@ -106,9 +119,7 @@ onmessage = async (ev) => {
   try {
     switch (m.type) {
       case 'init':
-        running = false;
-        if (run) run.free();
-        run = null;
+        drop();
         id = m.run;
         trained = 0;
         example = m.example || 0;
@@ -119,7 +130,7 @@ onmessage = async (ev) => {
       case 'trap':
         // Unchecked sizes: a model width of 40000 asks for more memory than a wasm32 module
         // can address.
-        running = false;
+        drop();
         id = m.run;
         new wasm_bindgen.Playground(['--task', 'lagk', '--seq-len', '16', '--lag', '4', '--d-model', '40000', '--heads', '1']);
         post({ type: 'error', message: 'the forced trap did not trap' });
@@ -149,9 +160,7 @@ onmessage = async (ev) => {
         if (run) post({ type: 'view', view: JSON.parse(run.view(example)) });
         break;
       case 'drop':
-        running = false;
-        if (run) run.free();
-        run = null;
+        drop();
         id = null;
         break;
     }
