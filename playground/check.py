@@ -159,6 +159,10 @@ def more():
     first, extended, final = page["first"], page["more"], page["final"]
     print(f"more: {final['command']}")
     check(epochs_of(first) == [1, 2] and "--epochs 2" in first["command"], "a 2-epoch run finished")
+    none = page["none_more"]
+    check(none["invalid"] == ["moreN"] and "Train more must be ≥ 1" in none["shown_error"]
+          and epochs_of(none) == [1, 2] and "--epochs 2" in none["command"],
+          "Train more 0 is refused, its field marked, the run kept")
     check(epochs_of(extended) == [1, 2, 3, 4] and "--epochs 4" in extended["command"]
           and "epochs=4" in extended["url"], "Train more 2 went on to epoch 4, command and URL say 4")
     check(epochs_of(final) == [1, 2, 3, 4, 5] and "--epochs 5" in final["command"]

@@ -158,6 +158,9 @@ const SCENARIOS = {
   async more(out) {
     await open('task=lagk&len=16&lag=4&bias=at5&heads=4&lr=0.005&epochs=2&seed=3&train=1');
     out.first = await until('2 epochs', (s) => epochs(2)(s) && s.info.epochs === 2);
+    type('moreN', '0');
+    click('more');
+    out.none_more = await settle(0.5);
     type('moreN', '2');
     click('more');
     out.more = await until('2 more epochs', (s) => epochs(4)(s) && s.info.epochs === 4);
