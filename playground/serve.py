@@ -1,5 +1,6 @@
 """A local HTTP server for the playground's browser test: serves docs/ (the page needs http for
-its worker and wasm) on 127.0.0.1, writes the JSON the page POSTs to /report/NAME into
+its worker and wasm) on 127.0.0.1, and this folder's drive.html and drive.js under /test/ (the
+page that drives the playground through a scenario), writes the JSON the page POSTs to /report/NAME into
 OUT/NAME.json, and answers GET /wait/NAME only once that file exists (at most WAIT seconds), which
 holds the page's load event, and so a headless browser's screenshot, until the run has ended.
 Usage: serve.py DOCS_DIR OUT_DIR PORT_FILE (the chosen port is written there)."""
@@ -15,6 +16,13 @@ WAIT = 900
 class Handler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
                       ".wasm": "application/wasm", ".js": "text/javascript"}
+
+    def translate_path(self, path):
+        if path.startswith("/test/"):
+            name = path.split("?", 1)[0][len("/test/"):]
+            if name in ("drive.html", "drive.js"):
+                return os.path.join(HERE, name)
+        return super().translate_path(path)
 
     def do_GET(self):
         if not self.path.startswith("/wait/"):
@@ -43,6 +51,7 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 DOCS, OUT, PORT_FILE = sys.argv[1:4]
 server = http.server.ThreadingHTTPServer(
     ("127.0.0.1", 0), functools.partial(Handler, directory=DOCS))

@@ -4,12 +4,13 @@
 //! The page describes a run with the flags of the `train` binary; [`Playground::new`] parses
 //! them with the same [`RunArgs`] and builds the same [`Trainer`], and
 //! [`Playground::train_epoch`] is the library's own epoch, so a run in the page is the native
-//! run of the same flags (up to the last bits of the kernels). Everything crosses the boundary
-//! as JSON strings.
+//! run of the same flags (up to the last bits of the kernels). [`Playground::set_epochs`] moves
+//! the budget of a run in progress; no epoch depends on the budget, so the longer run is the
+//! native run with the new `--epochs`. Everything crosses the boundary as JSON strings.
 use crate::cli::RunArgs;
 use crate::data::{Label, Sequence};
 use crate::position::{BiasConfig, T5Options, t5_bucket};
-use crate::train::{EpochRecord, Trainer, make_batch, pooled_query, prior_series};
+use crate::train::{EpochRecord, MAX_EPOCHS, Trainer, make_batch, pooled_query, prior_series};
 use clap::Parser;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -38,7 +39,8 @@ struct Flags {
 #[wasm_bindgen]
 pub struct Playground {
     trainer: Trainer,
-    command: String,
+    /// The flags the run was built from, `--epochs` kept at the budget now.
+    flags: Vec<String>,
 }
 
 /// What the page needs to draw a run before it trains.
@@ -100,8 +102,26 @@ impl Playground {
         let parsed = Flags::try_parse_from(argv).map_err(|e| js(e.render()))?;
         let config = parsed.run.to_config().map_err(js)?;
         let trainer = Trainer::new(config).map_err(js)?;
-        let command = format!("cargo run --release --bin train -- {}", flags.join(" "));
-        Ok(Playground { trainer, command })
+        Ok(Playground { trainer, flags })
+    }
+
+    /// Sets the run's budget to `epochs` in all (at least the epochs already trained), so a
+    /// finished or paused run can train on. Training never reads the budget except to stop,
+    /// so the run stays the native run of its flags with `--epochs` replaced.
+    pub fn set_epochs(&mut self, epochs: usize) -> Result<(), JsError> {
+        let trained = self.trainer.state.epoch;
+        if epochs < trained.max(1) || epochs > MAX_EPOCHS {
+            return Err(js(format!(
+                "epochs must be {} to {MAX_EPOCHS}, got {epochs}",
+                trained.max(1)
+            )));
+        }
+        self.trainer.config.epochs = epochs;
+        match self.flags.iter().position(|f| f == "--epochs") {
+            Some(i) if i + 1 < self.flags.len() => self.flags[i + 1] = epochs.to_string(),
+            _ => self.flags.extend(["--epochs".into(), epochs.to_string()]),
+        }
+        Ok(())
     }
 
     /// The run's shape as JSON: the native command, task, family, heads, length, the pooled
@@ -129,8 +149,12 @@ impl Playground {
             ),
             _ => None,
         };
+        let command = format!(
+            "cargo run --release --bin train -- {}",
+            self.flags.join(" ")
+        );
         to_json(&Info {
-            command: &self.command,
+            command: &command,
             task: &t.data.name,
             family: t.model.family(),
             heads: t.model.config.heads,

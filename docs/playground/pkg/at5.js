@@ -66,6 +66,18 @@ let wasm_bindgen = (function(exports) {
             return this;
         }
         /**
+         * Sets the run's budget to `epochs` in all (at least the epochs already trained), so a
+         * finished or paused run can train on. Training never reads the budget except to stop,
+         * so the run stays the native run of its flags with `--epochs` replaced.
+         * @param {number} epochs
+         */
+        set_epochs(epochs) {
+            const ret = wasm.playground_set_epochs(this.__wbg_ptr, epochs);
+            if (ret[1]) {
+                throw takeFromExternrefTable0(ret[0]);
+            }
+        }
+        /**
          * Trains one epoch with the library's loop (calling the global `at5Progress` after every
          * step) and returns [`Playground::view`] of the result.
          * @param {number} example
