@@ -208,9 +208,13 @@ python3 - "$tmp/local" "$tmp/cluster" <<'EOF'
 import json, os, sys
 local, cluster = sys.argv[1:]
 TIMES = {"train_seconds", "steps_per_second", "seconds"}
+import re
+# A task killed inside an atomic write leaves its temp file (`.record.json.tmp.PID.N`) beside
+# the file it was replacing; nothing reads it.
+LEFTOVER = re.compile(r"^\..+\.tmp\.[0-9]+\.[0-9]+$")
 def files(root):
     return sorted(os.path.relpath(os.path.join(d, f), root)
-                  for d, _, fs in os.walk(root) for f in fs)
+                  for d, _, fs in os.walk(root) for f in fs if not LEFTOVER.match(f))
 def untimed(v):
     if isinstance(v, dict):
         return {k: untimed(x) for k, x in v.items() if k not in TIMES}
