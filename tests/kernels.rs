@@ -4,7 +4,8 @@ use at5::Tensor;
 use at5::kernels::{
     self, Kernel, dot_lanes_on, exp_f32, exp_on, gemm_rows_on, sgemm_on, sum_lanes_on,
 };
-use std::process::Command;
+
+mod common;
 
 fn bits(x: &[f32]) -> Vec<u32> {
     x.iter().map(|v| v.to_bits()).collect()
@@ -24,6 +25,10 @@ fn vector_paths() -> Vec<Kernel> {
         "vector paths on this CPU: {:?}",
         v.iter().map(|k| k.name()).collect::<Vec<_>>()
     );
+    // NEON is part of the aarch64 baseline: an aarch64 run that found no vector path would
+    // compare nothing.
+    #[cfg(target_arch = "aarch64")]
+    assert!(v.contains(&Kernel::Neon), "NEON not detected on aarch64");
     v
 }
 
@@ -271,7 +276,7 @@ fn exp_paths_agree_bit_for_bit() {
 
 /// `bench --json` on a small model: the final loss after a few Adam steps, as a string.
 fn bench_loss(kernel: Option<&str>, threads: usize) -> String {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bench"));
+    let mut cmd = common::bin(env!("CARGO_BIN_EXE_bench"));
     cmd.args(["--config", "T", "--seq-len", "40", "--batch", "70"])
         .args(["--steps", "2", "--warmup", "1", "--json"])
         .args(["--threads", &threads.to_string()]);
@@ -323,7 +328,7 @@ fn a_bad_kernel_name_is_a_usage_error() {
             .map(|k| k.name().to_string()),
     );
     for name in bad {
-        let out = Command::new(env!("CARGO_BIN_EXE_bench"))
+        let out = common::bin(env!("CARGO_BIN_EXE_bench"))
             .args(["--config", "T", "--steps", "1"])
             .env(kernels::ENV, &name)
             .output()

@@ -1,7 +1,8 @@
 //! `train --config`: a run record's config replays its run, bit for bit (timings aside).
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Command;
+
+mod common;
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("at5-replay-{}-{name}", std::process::id()));
@@ -11,7 +12,7 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 fn train(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_train"))
+    common::bin(env!("CARGO_BIN_EXE_train"))
         .args(args)
         .output()
         .expect("train runs")

@@ -563,7 +563,35 @@ fn the_t_quantile_matches_published_values_at_any_df() {
         assert!(q < last, "df {}: {q} after {last}", 1.0 + 0.05 * i as f64);
         last = q;
     }
-    assert!(t975(0.0).is_nan() && t975(f64::NAN).is_nan());
+    assert!(t975(0.0).is_nan() && t975(0.4).is_nan() && t975(f64::NAN).is_nan());
+    assert!((t975(0.5) - 164.557_673_480).abs() < 1e-8 * 164.56);
+}
+
+/// The quantile is where the t distribution function reaches 0.975, at every df a Welch
+/// interval can have; past the df where it switches to the expansion in 1/df it joins without
+/// a step, keeps falling and returns at any size.
+#[test]
+fn the_t_quantile_inverts_the_distribution_and_joins_its_expansion() {
+    use at5::report::{stats::T_EXACT_DF, t975};
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    for i in 0..400 {
+        let df = 1.0 + 0.37 * i as f64;
+        let t = t975(df);
+        let p = StudentsT::new(0.0, 1.0, df).unwrap().cdf(t);
+        assert!((p - 0.975).abs() < 1e-12, "df {df}: F({t}) = {p}");
+    }
+    let (below, above) = (t975(T_EXACT_DF), t975(T_EXACT_DF * (1.0 + 1e-12)));
+    assert!((below - above).abs() < 4e-12, "{below} then {above}");
+    let mut last = below;
+    for df in [2e4, 1e5, 1e7, 1e8, 1e12, 1e300, f64::INFINITY] {
+        let q = t975(df);
+        assert!(
+            q < last || (q == last && df > 1e12),
+            "df {df}: {q} after {last}"
+        );
+        assert!(q >= 1.959_963_984_540_054, "df {df}: {q}");
+        last = q;
+    }
 }
 
 #[test]
