@@ -35,7 +35,7 @@ fn main() {
         }
         at5::cli::init_threads(cli.sweep.threads);
         match init::scaling_report(cli.seeds) {
-            Ok(md) => print!("{md}"),
+            Ok(md) => at5::out!("{md}"),
             Err(e) => {
                 eprintln!("error: {e}");
                 std::process::exit(1);

@@ -148,7 +148,7 @@ pub fn run_with_progress(
                 Err(e) => format!("{}: failed: {e}", s.id),
             };
             if quiet {
-                println!("{line}");
+                crate::outln!("{line}");
             } else {
                 overall.println(line);
             }
