@@ -101,6 +101,14 @@ fn main() {
     };
     // One writer per folder, taken before the checks below read what the folder holds: two
     // runs started at once would both find it free, then overwrite each other.
+    // The folder is created for it, so a checkpoint that is not there is named first (as the
+    // resume would) rather than leaving an empty folder behind.
+    if let Some(p) = &cli.resume
+        && let Err(e) = std::fs::File::open(p)
+    {
+        usage_error(format!("{}: cannot read checkpoint: {e}", p.display()));
+    }
+    writable();
     let _lock =
         at5::report::lock_folder(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
     // Ok: a new run's config; Err: the checkpoint to resume.

@@ -570,3 +570,24 @@ fn the_quick_report_keeps_its_reading_through_a_rebuild() {
         "the reading is below it"
     );
 }
+
+#[test]
+fn a_refused_writer_leaves_no_folder_behind() {
+    let dir = tmp("no-folder");
+    let missing = dir.join("missing");
+    let m = missing.to_str().unwrap();
+    refused(&merge(&missing, &[]));
+    let ck = missing.join("checkpoint.bin");
+    let resume = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["--resume", ck.to_str().unwrap(), "--epochs", "2"])
+        .output()
+        .unwrap();
+    assert!(refused(&resume).contains(m));
+    let sweep = Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(["--task", "lagk", "--ranges", "4,4", "--out", m])
+        .output()
+        .unwrap();
+    refused(&sweep);
+    assert!(!missing.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -26,13 +26,15 @@ pub struct FolderLock {
     _file: Option<Arc<File>>,
 }
 
-/// Takes the exclusive lock on `dir` (created if missing) for this process, or says who holds
+/// Takes the exclusive lock on the existing folder `dir` for this process, or says who holds
 /// it: `{dir} is being written by another process (pid N); ...`. Never waits. Where the
-/// filesystem has no locks, the folder is used unlocked.
+/// filesystem has no locks, the folder is used unlocked. The caller creates the folder, once
+/// the input has been checked (a refused command leaves no folder behind).
 pub fn lock_folder(dir: &Path) -> Result<FolderLock, String> {
     let at = dir.display();
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("{at}: cannot create this folder ({e}); choose a writable one"))?;
+    if !dir.is_dir() {
+        return Err(format!("{at}: no such folder"));
+    }
     let key = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
     held.retain(|(_, f)| f.strong_count() > 0);

@@ -288,6 +288,12 @@ pub fn drive(
     // once would both accept it, then replace each other's plan and runs. A cost estimate
     // writes nothing and takes no lock.
     let _lock = (!args.plan).then(|| {
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| {
+            usage_error(format!(
+                "--out {}: cannot create this folder ({e}); choose a writable one",
+                root.display()
+            ))
+        });
         crate::report::lock_folder(&root).unwrap_or_else(|e| usage_error(format!("--out {e}")))
     });
     check_plan(&root, plan).unwrap_or_else(|e| usage_error(e));

@@ -42,7 +42,9 @@ pub fn run_all(
             }
             // The run's folder is locked before its checkpoint is read, so a `train` of the
             // same run started by hand (or from a job list) cannot train it at the same time.
-            let lock = crate::report::lock_folder(&spec.dir(root));
+            let lock = std::fs::create_dir_all(spec.dir(root))
+                .map_err(|e| format!("{}: cannot create: {e}", spec.dir(root).display()))
+                .and_then(|()| crate::report::lock_folder(&spec.dir(root)));
             let res = lock
                 .as_ref()
                 .map_err(Clone::clone)
