@@ -1,5 +1,6 @@
 //! `ablate`: no-bucket ablations beside their bucketed versions, and the head-prior ablation.
 use at5::experiments::ablate;
+use at5::experiments::learned::Missing;
 use at5::sweep::{self, SweepArgs};
 use clap::Parser;
 
@@ -19,6 +20,6 @@ fn main() {
     at5::cli::check_seeds(cli.seeds);
     let plan = ablate::plan(cli.sweep.preset(), cli.seeds);
     sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
-        ablate::report(root, plan, recs)
+        ablate::report(root, plan, recs, Missing::Refuse)
     });
 }

@@ -1,4 +1,5 @@
 //! `extrapolate`: train at length L, test at 2L and 4L, per bias family.
+use at5::experiments::learned::Missing;
 use at5::experiments::{extrapolate, reproduce};
 use at5::sweep::{self, SweepArgs};
 use clap::Parser;
@@ -22,6 +23,6 @@ fn main() {
     let biases = at5::cli::family_list(cli.biases.as_deref(), &reproduce::BIASES);
     let plan = extrapolate::plan(cli.sweep.preset(), cli.seeds, &biases);
     sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
-        extrapolate::report(root, plan, recs)
+        extrapolate::report(root, plan, recs, Missing::Refuse)
     });
 }

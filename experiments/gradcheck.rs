@@ -69,17 +69,17 @@ fn main() {
         }
         checks.push(check);
     }
-    println!(
+    at5::outln!(
         "Tape gradient vs central difference (h = 1e-5) of the loss of a tiny f64 model, per \
          parameter tensor; pass: |a - n| <= 1e-8 + 1e-6 max(|a|, |n|) at every checked \
          coordinate.\n"
     );
-    print!("{}", table.to_markdown());
+    at5::out!("{}", table.to_markdown());
     let mut ok = true;
     for c in &checks {
         match c.relu_margin {
             Some(m) if m < MIN_RELU_MARGIN => {
-                println!(
+                at5::outln!(
                     "{}: a ReLU input is {m:.1e} from its kink (< {MIN_RELU_MARGIN:.0e}): the \
                      check is not meaningful at this seed",
                     c.family
@@ -95,7 +95,7 @@ fn main() {
         .filter_map(|c| c.relu_margin.map(|m| format!("{} {m:.2e}", c.family)))
         .collect();
     if !margins.is_empty() {
-        println!(
+        at5::outln!(
             "\nsmallest |ReLU input| (must be >= {MIN_RELU_MARGIN:.0e}): {}",
             margins.join(", ")
         );
@@ -104,7 +104,7 @@ fn main() {
         t5_boundaries(cli.seed);
     }
     if !ok {
-        println!("\nFAILED");
+        at5::outln!("\nFAILED");
         std::process::exit(1);
     }
 }
@@ -114,7 +114,7 @@ fn t5_boundaries(seed: u64) {
     let probe = T5Probe::new(seed).unwrap_or_else(|e| usage_error(e));
     let d0 = probe.max_distance as f64;
     let l = CHECK_LEN as i64 - 1;
-    println!(
+    at5::outln!(
         "\nt5 bucket boundaries ({} buckets, offsets -{l}..={l}): the bias b(n; D) = \
          table[bucket(n; D)] with the boundary D = max_distance made real-valued.",
         probe.num_buckets
@@ -126,14 +126,14 @@ fn t5_boundaries(seed: u64) {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    println!(
+    at5::outln!(
         "  D = {d0} (the model's): max |b(D+h) - b(D-h)| / 2h = {}",
         at(d0)
     );
     let range = (2.0, 16.0);
     let jumps = probe.jumps(range);
     for (d, m, k) in &jumps {
-        println!(
+        at5::outln!(
             "  D = {d:.4} (distance {m} moves between buckets {} and {}): {}",
             k - 1,
             k,
@@ -141,12 +141,12 @@ fn t5_boundaries(seed: u64) {
         );
     }
     let (points, nonzero, near) = probe.scan((2.01, 16.0), 1399, 1e-3);
-    println!(
+    at5::outln!(
         "  scan of D over [2.01, 16] ({points} points, h = 1e-3): non-zero at {nonzero}, {} \
          within h of a jump point",
         if near { "every one" } else { "NOT every one" }
     );
-    println!(
+    at5::outln!(
         "  => d b / d D is 0 almost everywhere and undefined at the {} jumps (the quotient \
          grows as 1/h there); T5 learns only its table (the t5 table row above).",
         jumps.len()

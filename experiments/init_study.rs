@@ -46,7 +46,7 @@ fn main() {
             flat_start::report(cli.seeds)
         };
         match report {
-            Ok(md) => print!("{md}"),
+            Ok(md) => at5::out!("{md}"),
             Err(e) => {
                 eprintln!("error: {e}");
                 std::process::exit(1);

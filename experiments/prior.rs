@@ -42,12 +42,16 @@ fn main() {
     let cli = at5::cli::parse::<Cli>();
     init_threads(cli.threads);
     let trainer = Trainer::from_checkpoint(&cli.checkpoint).unwrap_or_else(|e| usage_error(e));
-    // Before any figure is written: a missing comparison checkpoint would fail after them.
+    // Before any figure is written: a comparison checkpoint, or snapshots, that cannot be read
+    // would fail after them.
     if let Some(p) = cli.compare.iter().find(|p| !p.is_file()) {
         usage_error(format!(
             "--compare {}: no such checkpoint file",
             p.display()
         ));
+    }
+    for p in &cli.compare {
+        Trainer::from_checkpoint(p).unwrap_or_else(|e| usage_error(format!("--compare {e}")));
     }
     let dir = cli
         .checkpoint
@@ -83,6 +87,9 @@ fn main() {
             cli.checkpoint.display()
         ));
     }
+    let snaps = cli
+        .by_epoch
+        .then(|| list_snapshots(&dir).unwrap_or_else(|e| usage_error(format!("--by-epoch: {e}"))));
     let out = cli.out.clone().unwrap_or_else(|| dir.join("prior"));
     let rep = prior_report(
         &trainer,
@@ -94,9 +101,8 @@ fn main() {
     .unwrap_or_else(|e| usage_error(e));
 
     let mut extra = 0;
-    if cli.by_epoch {
-        let snaps = list_snapshots(&dir).unwrap_or_else(|e| usage_error(e));
-        prior_by_epoch(&snaps, &trainer.config, &out.join("prior_by_epoch.svg"))
+    if let Some(snaps) = &snaps {
+        prior_by_epoch(snaps, &trainer.config, &out.join("prior_by_epoch.svg"))
             .unwrap_or_else(|e| usage_error(e));
         extra += 1;
     }
@@ -107,7 +113,7 @@ fn main() {
         extra += 1;
     }
 
-    println!(
+    at5::outln!(
         "{} with {} bias, epoch {}: prior of query {} (of L = {}), mean KL over {} test examples",
         trainer.data.name,
         trainer.model.family(),
@@ -138,8 +144,8 @@ fn main() {
         }
         table.row(h.head.to_string(), cells);
     }
-    print!("{}", table.to_markdown());
-    println!(
+    at5::out!("{}", table.to_markdown());
+    at5::outln!(
         "wrote {} figures to {}",
         rep.files.len() + extra,
         out.display()

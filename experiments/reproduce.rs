@@ -1,4 +1,5 @@
 //! `reproduce` (the default binary): the paper's synthetic-task table, every bias on every task.
+use at5::experiments::learned::Missing;
 use at5::experiments::reproduce;
 use at5::sweep::{self, SweepArgs};
 use at5::train::Preset;
@@ -27,5 +28,7 @@ fn main() {
     at5::cli::check_seeds(seeds);
     let biases = at5::cli::family_list(cli.biases.as_deref(), &reproduce::BIASES);
     let plan = reproduce::plan(preset, seeds, &biases);
-    sweep::drive(plan, &cli.sweep, reproduce::report);
+    sweep::drive(plan, &cli.sweep, |root, plan, recs, wall| {
+        reproduce::report(root, plan, recs, wall, Missing::Refuse)
+    });
 }

@@ -1,5 +1,6 @@
 //! `sweep`: accuracy and AT5's learned bucketization as the dependency range grows.
 use at5::cli::usage_error;
+use at5::experiments::learned::Missing;
 use at5::experiments::range::{self, Dial};
 use at5::sweep::{self, SweepArgs};
 use clap::Parser;
@@ -68,6 +69,6 @@ fn main() {
     let lag_len = cli.lag_len.unwrap_or(range::LAG_LEN);
     let plan = range::plan(&dials, (&biases, cli.seeds), preset, lag_len);
     sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
-        range::report(root, plan, recs)
+        range::report(root, plan, recs, Missing::Refuse)
     });
 }

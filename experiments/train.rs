@@ -99,6 +99,18 @@ fn main() {
         Some(p) => format!("--config {}: {e}", p.display()),
         None => e,
     };
+    // One writer per folder, taken before the checks below read what the folder holds: two
+    // runs started at once would both find it free, then overwrite each other.
+    // The folder is created for it, so a checkpoint that is not there is named first (as the
+    // resume would) rather than leaving an empty folder behind.
+    if let Some(p) = &cli.resume
+        && let Err(e) = std::fs::File::open(p)
+    {
+        usage_error(format!("{}: cannot read checkpoint: {e}", p.display()));
+    }
+    writable();
+    let _lock =
+        at5::report::lock_folder(&out).unwrap_or_else(|e| usage_error(format!("{what} {e}")));
     // Ok: a new run's config; Err: the checkpoint to resume.
     let trainer = match config {
         Err(path) => {
@@ -140,7 +152,7 @@ fn main() {
             // The same command again finds its run done (results are the same bit for bit,
             // so there is nothing to redo); anything else already there is never overwritten.
             if let Some(rec) = sweep::finished_in(&out, &cfg) {
-                println!("{}: already finished in {}", rec.status, out.display());
+                at5::outln!("{}: already finished in {}", rec.status, out.display());
                 return;
             }
             let how = if cli.continue_run {
@@ -217,7 +229,7 @@ fn main() {
                 ))
             );
             if quiet {
-                println!("{line}");
+                at5::outln!("{line}");
             } else {
                 bar.println(line);
             }
@@ -227,7 +239,7 @@ fn main() {
     match res {
         Ok(rec) => {
             let best = rec.best.as_ref();
-            println!(
+            at5::outln!(
                 "{}: {} with {} — best dev {:.4} at epoch {}, test {:.4}; {:.1} steps/s; wrote {}",
                 rec.status,
                 rec.task,

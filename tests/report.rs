@@ -52,6 +52,37 @@ fn atomic_write_error_names_the_path_and_cleans_up() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn atomic_write_never_touches_temp_files_of_other_writers() {
+    let dir = scratch("atomic-foreign");
+    // What another process left (a dead run in another PID namespace with our pid, or one
+    // writing right now): its temp names, in the old pid-derived form and the current one.
+    let pid = std::process::id();
+    let foreign = [
+        format!(".out.txt.tmp.{pid}.0"),
+        format!(".out.txt.tmp.{pid}.1"),
+        ".out.txt.tmp.AbCdEf".to_string(),
+    ];
+    for f in &foreign {
+        fs::write(dir.join(f), b"someone else's").unwrap();
+    }
+    for _ in 0..3 {
+        write_atomic(&dir.join("out.txt"), b"ours").unwrap();
+    }
+    // A failed write removes only what it created.
+    fs::create_dir_all(dir.join("occupied/child")).unwrap();
+    assert!(write_atomic(&dir.join("occupied"), b"x").is_err());
+    let mut expected: Vec<String> = foreign.to_vec();
+    expected.extend(["occupied".to_string(), "out.txt".to_string()]);
+    expected.sort();
+    assert_eq!(names_in(&dir), expected);
+    for f in &foreign {
+        assert_eq!(fs::read(dir.join(f)).unwrap(), b"someone else's");
+    }
+    assert_eq!(fs::read(dir.join("out.txt")).unwrap(), b"ours");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct RunResult {
     name: String,

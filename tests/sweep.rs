@@ -1,6 +1,7 @@
 //! Sweeps that survive: finished runs are skipped, emitted jobs name only unfinished runs, and
 //! merge rebuilds the report from the result files.
 use at5::data::TaskKind;
+use at5::experiments::learned::Missing;
 use at5::experiments::reproduce;
 use at5::sweep::{self, Plan, RunSpec, SweepEvent};
 use at5::train::{Dial, Preset, RunRecord, RunRequest};
@@ -76,7 +77,7 @@ fn finished_runs_are_skipped_and_emitted_jobs_cover_the_rest() {
     // The reused record is the one on disk, unchanged.
     assert_eq!(first[0], all[0]);
 
-    let md = reproduce::report(&root, &plan, &all, 1.0).unwrap();
+    let md = reproduce::report(&root, &plan, &all, 1.0, Missing::Refuse).unwrap();
     assert!(md.contains("at5") && md.contains("t5"));
     for f in ["table.md", "results.json", "README.md"] {
         assert!(root.join(f).is_file(), "{f} missing");

@@ -234,9 +234,9 @@ fn print_profile(p: &crate::autodiff::OpProfile, steps: usize) {
         let mut rows = rows.clone();
         rows.sort_by(|a, b| b.1.total_cmp(&a.1));
         let total: f64 = rows.iter().map(|r| r.1).sum();
-        println!("{pass}: {:.2} ms/step in ops", total * 1e3 / steps as f64);
+        crate::outln!("{pass}: {:.2} ms/step in ops", total * 1e3 / steps as f64);
         for (name, secs, calls) in rows.iter().filter(|r| r.1 > 0.0) {
-            println!(
+            crate::outln!(
                 "  {name:<14} {:>9.2} ms/step {:>6.1} %  ({} calls/step)",
                 secs * 1e3 / steps as f64,
                 100.0 * secs / total.max(1e-12),
@@ -366,9 +366,9 @@ pub fn bench_steps(cli: &BenchArgs, threads: usize) -> Result<(), String> {
             "peak_rss_mb": peak, "rss_after_warmup_mb": t.rss_after_warmup_mb,
             "rss_end_mb": t.rss_end_mb, "final_loss": t.loss,
         });
-        println!("{v}");
+        crate::outln!("{v}");
     } else {
-        println!(
+        crate::outln!(
             "config {} (L={} B={} D={} H={} F={} N={}), bias {}, {} threads, {} kernels, {} params, {graph} graph",
             s.name,
             s.l,
@@ -382,18 +382,20 @@ pub fn bench_steps(cli: &BenchArgs, threads: usize) -> Result<(), String> {
             crate::kernels::active().name(),
             t.params
         );
-        println!(
+        crate::outln!(
             "step: median {ms:.2} ms (min {min:.2}, max {max:.2}) over {} steps after {} warm-up",
-            cli.steps, cli.warmup
+            cli.steps,
+            cli.warmup
         );
-        println!("split: forward {fwd:.2} ms, backward {bwd:.2} ms, optimizer {opt:.2} ms");
-        println!(
+        crate::outln!("split: forward {fwd:.2} ms, backward {bwd:.2} ms, optimizer {opt:.2} ms");
+        crate::outln!(
             "whole-graph model FLOPs: {:.4} GFLOP/step (3 × forward GEMMs) → {gflops:.1} GFLOP/s",
             step_flops / 1e9
         );
-        println!(
+        crate::outln!(
             "peak RSS {peak:.1} MB; RSS after warm-up {:.1} MB, at end {:.1} MB",
-            t.rss_after_warmup_mb, t.rss_end_mb
+            t.rss_after_warmup_mb,
+            t.rss_end_mb
         );
     }
     Ok(())
@@ -559,17 +561,17 @@ pub fn bench_gemm(cli: &BenchArgs, threads: usize) {
             .map(|(k, v)| (k.clone(), serde_json::json!(v)))
             .collect();
         let kernel = crate::kernels::active().name();
-        println!(
+        crate::outln!(
             "{}",
             serde_json::json!({"threads": threads, "kernel": kernel, "gflops": v})
         );
     } else {
-        println!(
+        crate::outln!(
             "engine matmul, f32, {threads} threads, {} kernels (median GFLOP/s)",
             crate::kernels::active().name()
         );
         for (name, g) in rows {
-            println!("{name:<40} {g:>8.1}");
+            crate::outln!("{name:<40} {g:>8.1}");
         }
     }
 }
@@ -585,18 +587,18 @@ pub fn bench_scaling(cli: &BenchArgs, threads: usize) -> Result<(), String> {
         let attn = 4.0 * (s.b * s.h * l * l * (s.d / s.h)) as f64;
         Ok((median(&mut t.total), attn / flops(&s)))
     };
-    println!(
+    crate::outln!(
         "config A's model (D=256 H=8 F=512 N=1, bias {}), {threads} threads, median of {steps} steps",
         cli.bias
     );
-    println!("| L | B | ms/step | µs per sequence-position | attention share of FLOPs |");
-    println!("|---|---|---|---|---|");
+    crate::outln!("| L | B | ms/step | µs per sequence-position | attention share of FLOPs |");
+    crate::outln!("|---|---|---|---|---|");
     let ls = [50usize, 100, 200, 500, 1000];
     let mut tl = Vec::new();
     for &l in &ls {
         let b = if l >= 1000 { 16 } else { base.b };
         let (ms, share) = measure(l, b)?;
-        println!(
+        crate::outln!(
             "| {l} | {b} | {ms:.1} | {:.2} | {:.0}% |",
             ms * 1e3 / (b * l) as f64,
             share * 100.0
@@ -608,7 +610,7 @@ pub fn bench_scaling(cli: &BenchArgs, threads: usize) -> Result<(), String> {
     let mut tb = Vec::new();
     for &b in &bs {
         let (ms, share) = measure(base.l, b)?;
-        println!(
+        crate::outln!(
             "| {} | {b} | {ms:.1} | {:.2} | {:.0}% |",
             base.l,
             ms * 1e3 / (b * base.l) as f64,
@@ -618,7 +620,7 @@ pub fn bench_scaling(cli: &BenchArgs, threads: usize) -> Result<(), String> {
     }
     let lf: Vec<f64> = ls.iter().map(|&v| v as f64).collect();
     let bf: Vec<f64> = bs.iter().map(|&v| v as f64).collect();
-    println!(
+    crate::outln!(
         "fitted exponents: time ∝ L^{:.2} (all L), L^{:.2} (L ≤ 200), L^{:.2} (L ≥ 200); B^{:.2}",
         loglog_slope(&lf, &tl),
         loglog_slope(&lf[..3], &tl[..3]),
@@ -627,7 +629,7 @@ pub fn bench_scaling(cli: &BenchArgs, threads: usize) -> Result<(), String> {
     );
     // time(L) ≈ a·L + c·L² at fixed B: the quadratic (attention) term overtakes at L = a / c.
     let (a, c) = fit_linear_quadratic(&lf, &tl);
-    println!(
+    crate::outln!(
         "fit at B=64: {a:.4}·L + {c:.6}·L² ms; the L² (attention) term dominates beyond L ≈ {:.0}",
         a / c
     );

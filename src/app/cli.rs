@@ -3,15 +3,59 @@ use crate::nn::{BiasScope, OutputInit};
 use crate::position::MlpInit;
 use crate::train::{BiasRequest, MlpRequest, Preset, RunRequest, TrainConfig};
 use clap::Args;
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Exit code for bad input: flags, files, checkpoints.
 pub const EXIT_USAGE: i32 = 2;
 
-/// Prints one line naming what is wrong and exits with code 2 (never a backtrace).
+/// Prints one line naming what is wrong and exits with code 2 (never a backtrace, even with
+/// standard error closed).
 pub fn usage_error(msg: impl std::fmt::Display) -> ! {
-    eprintln!("error: {msg}");
+    let _ = writeln!(std::io::stderr(), "error: {msg}");
     std::process::exit(EXIT_USAGE)
+}
+
+/// Set once standard output has failed (a closed pipe, a full disk): nothing more is printed
+/// to it, and the program goes on.
+static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Prints `text` to standard output, flushed. Where that fails (`train | head -n 1` once `head`
+/// has exited, `train > /dev/full`) it says so once on standard error and prints nothing more,
+/// instead of panicking as `print!` would: output that can fail must not stop a run before it
+/// saves.
+pub fn print_text(text: &str) {
+    if STDOUT_FAILED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
+        && !STDOUT_FAILED.swap(true, Ordering::Relaxed)
+    {
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: cannot write to standard output ({e}); nothing more is printed there"
+        );
+    }
+}
+
+/// [`print_text`] of `line` and a newline.
+pub fn print_line(line: &str) {
+    print_text(&format!("{line}\n"));
+}
+
+/// `println!` through [`print_line`]: never panics when standard output fails.
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::cli::print_line("") };
+    ($($arg:tt)*) => { $crate::cli::print_line(&format!($($arg)*)) };
+}
+
+/// `print!` through [`print_text`]: never panics when standard output fails.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::print_text(&format!($($arg)*)) };
 }
 
 /// Parses the command line; a parse error is one line (clap's message and its tip, without the

@@ -1,17 +1,17 @@
 //! Crash-safe file writes (temp file, fsync, rename) and JSON results files built on them.
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-
-/// Distinguishes temp files of concurrent writers in one process; the pid separates processes.
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Writes `bytes` to `path` so that a reader sees either the old content or the new, never a
 /// torn file: the bytes go to a temp file in the same directory, are fsynced, and the temp file
 /// is renamed over `path`. Missing parent directories are created. Every error names the path.
+///
+/// The temp file's name is random and it is created exclusively (`O_EXCL`), so writers never
+/// collide, whatever their pids (a pid is only unique within one PID namespace); on failure
+/// only the temp file this call created is removed, never a file another process left.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let file_name = path
         .file_name()
@@ -31,39 +31,25 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
 
     // Same directory as the target, so the rename never crosses filesystems (which would make it
     // a non-atomic copy). The leading dot keeps half-written files out of casual listings.
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(file_name);
-    tmp_name.push(format!(
-        ".tmp.{}.{}",
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let tmp = dir.join(tmp_name);
-
-    let result = write_synced(&tmp, bytes).and_then(|()| {
-        fs::rename(&tmp, path).map_err(|e| format!("cannot rename into place: {e}"))
-    });
-    if let Err(e) = result {
-        // Best effort: the temp file may not exist if creating it was what failed.
-        let _ = fs::remove_file(&tmp);
-        return Err(format!("{}: {e}", path.display()));
-    }
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(file_name);
+    prefix.push(".tmp.");
+    let at = path.display();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .tempfile_in(&dir)
+        .map_err(|e| format!("{at}: cannot create a temp file in {}: {e}", dir.display()))?;
+    // Dropping `tmp` on any error below removes the temp file, and only it.
+    tmp.write_all(bytes)
+        .map_err(|e| format!("{at}: cannot write temp file {}: {e}", tmp.path().display()))?;
+    // Without this the rename can reach the disk before the data, and a crash leaves an empty file.
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| format!("{at}: cannot sync temp file {}: {e}", tmp.path().display()))?;
+    tmp.persist(path)
+        .map_err(|e| format!("{at}: cannot rename into place: {}", e.error))?;
     sync_dir(&dir);
     Ok(())
-}
-
-/// Creates `tmp` (refusing to reuse an existing file), writes `bytes` and fsyncs them.
-fn write_synced(tmp: &Path, bytes: &[u8]) -> Result<(), String> {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(tmp)
-        .map_err(|e| format!("cannot create temp file {}: {e}", tmp.display()))?;
-    f.write_all(bytes)
-        .map_err(|e| format!("cannot write temp file {}: {e}", tmp.display()))?;
-    // Without this the rename can reach the disk before the data, and a crash leaves an empty file.
-    f.sync_all()
-        .map_err(|e| format!("cannot sync temp file {}: {e}", tmp.display()))
 }
 
 /// Makes the rename itself durable. Best effort: some platforms and filesystems cannot open or

@@ -13,6 +13,7 @@
 use super::checkpoint_v1;
 use super::config::TrainConfig;
 use super::fingerprint::DataFingerprint;
+use super::record::RunRecord;
 use super::trainer::{TrainState, Trainer};
 use crate::optim::{Adam, AdamConfig};
 use crate::report::write_atomic;
@@ -34,6 +35,10 @@ struct Meta {
     state: TrainState,
     without_grad: Vec<String>,
     data: DataFingerprint,
+    /// The run's id ([`TrainConfig::id`]) when saved; absent in checkpoints written before it
+    /// was kept, which still load (the config beside it says the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    run: Option<String>,
 }
 
 /// The version-2 payload: the JSON of [`Meta`], then parameters and Adam's moments in store
@@ -86,7 +91,8 @@ fn decode_v2(payload: &[u8]) -> Result<(Decoded, usize), String> {
     ))
 }
 
-fn fnv1a(bytes: &[u8]) -> u64 {
+/// FNV-1a over bytes: the checkpoint's checksum, and the hash behind run ids and digests.
+pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         h ^= b as u64;
@@ -96,6 +102,37 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 impl Trainer {
+    /// Refuses a checkpoint (this trainer, read from `ck`) that is not of the run `rec`
+    /// (read from `rec_path`) as it ended: other settings, or another history (a checkpoint
+    /// swapped between two runs' folders, or left by a later run). The error names both runs.
+    pub fn check_run_of(&self, ck: &Path, rec: &RunRecord, rec_path: &Path) -> Result<(), String> {
+        let (here, there) = (&self.config, &rec.config);
+        let ours = self.record("");
+        let what = if here.normalized() != there.normalized() {
+            here.first_difference(there, ("in the checkpoint", "in the record"))
+        } else if ours.digest() != rec.digest() {
+            format!(
+                "the same settings, but it holds {} trained epochs and another history than \
+                 the record's {}",
+                self.state.epoch,
+                rec.epochs.len()
+            )
+        } else {
+            return Ok(());
+        };
+        Err(format!(
+            "{}: the checkpoint of run {} ({}, epoch {}), not of run {} that {} records ({}): \
+             {what}; put that run's own checkpoint there, or remove this one",
+            ck.display(),
+            here.id(),
+            ours.summary_of_run(),
+            self.state.epoch,
+            there.id(),
+            rec_path.display(),
+            rec.summary_of_run(),
+        ))
+    }
+
     /// Writes the run's full state to `path` atomically (temp file + rename).
     pub fn save_checkpoint(&self, path: &Path) -> Result<(), String> {
         let meta = Meta {
@@ -112,6 +149,7 @@ impl Trainer {
             state: self.state.clone(),
             without_grad: self.without_grad.clone(),
             data: DataFingerprint::of(&self.data),
+            run: Some(self.config.id()),
         };
         let meta = serde_json::to_string(&meta)
             .map_err(|e| format!("{}: cannot encode checkpoint: {e}", path.display()))?;

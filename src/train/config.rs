@@ -186,6 +186,18 @@ impl TrainConfig {
         c
     }
 
+    /// A short name of the run this config makes: 16 hex digits of a hash of its normalized
+    /// settings, as JSON with sorted keys. Checkpoints and the caches derived from a run carry
+    /// it, and messages that refuse a file of another run name both runs by it. Settings added
+    /// later are left out of a config's JSON while they hold their default, so the id of an
+    /// existing run stays what it was.
+    pub fn id(&self) -> String {
+        let json = serde_json::to_value(self.normalized())
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        format!("{:016x}", super::checkpoint::fnv1a(json.as_bytes()))
+    }
+
     /// Whether `other` is the same run as this one, possibly with another budget (`--epochs`).
     pub fn same_run(&self, other: &TrainConfig) -> bool {
         let (mut a, b) = (self.normalized(), other.normalized());
@@ -668,6 +680,16 @@ impl RunRequest {
             // Absolute, so the run's checkpoint resumes from any working directory.
             let dir = std::path::absolute(dir)
                 .map_err(|e| format!("--data-dir {}: {e}", dir.display()))?;
+            // Records and checkpoints keep the path as JSON text: refused here, not when the
+            // first checkpoint cannot be written after an epoch of training.
+            if dir.to_str().is_none() {
+                return Err(format!(
+                    "--data-dir {}: the path is not valid UTF-8, and a run's record and \
+                     checkpoints store it as text; rename the folder, or give a link to it \
+                     whose path is UTF-8",
+                    dir.display()
+                ));
+            }
             c.task = TaskSource::Files {
                 dir,
                 kind: self.task,

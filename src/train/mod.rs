@@ -81,10 +81,12 @@ pub fn check_out_dir(out: &Path) -> Result<(), String> {
     let at = out.display();
     std::fs::create_dir_all(out)
         .map_err(|e| format!("{at}: cannot create this folder ({e}); choose a writable one"))?;
-    let probe = out.join(format!(".write-test.{}", std::process::id()));
-    std::fs::write(&probe, b"")
+    // A probe with a random name, created exclusively and removed when dropped: it can never
+    // be, nor remove, a file another process wrote.
+    tempfile::Builder::new()
+        .prefix(".write-test.")
+        .tempfile_in(out)
         .map_err(|e| format!("{at}: cannot write into this folder ({e}); choose a writable one"))?;
-    let _ = std::fs::remove_file(&probe);
     Ok(())
 }
 
@@ -193,7 +195,8 @@ pub enum Event<'a> {
 
 /// Trains to the end of the budget (or patience), writing `out/checkpoint.bin` after every
 /// epoch and `out/record.json` after every epoch and at the end, both atomically. A failure
-/// (e.g. a non-finite loss) is recorded and returned; the last good checkpoint stays.
+/// (e.g. a non-finite loss) is recorded and returned; the last good checkpoint stays. `out` is
+/// locked for the run ([`crate::report::lock_folder`]): a second writer is refused.
 ///
 /// A tiny run: three epochs of lag-2 recall with an AT5 bias, then a resume of its checkpoint.
 ///
@@ -252,7 +255,8 @@ pub fn run(trainer: Trainer, out: &Path, on_event: impl FnMut(Event)) -> Result<
 /// [`run`], also keeping a full checkpoint of the end of each epoch in `snapshots` at
 /// [`snapshot_path`] (epoch 0 is the untrained model, if the run starts there), so the prior
 /// can be looked at as it was learned. Each snapshot is a complete checkpoint: `prior` reads
-/// it and `train --resume` continues from it.
+/// it and `train --resume` continues from it. An epoch's snapshot is written before the
+/// checkpoint that passes it, so a run stopped anywhere resumes to write every snapshot.
 pub fn run_with_snapshots(
     mut trainer: Trainer,
     out: &Path,
@@ -260,6 +264,8 @@ pub fn run_with_snapshots(
     mut on_event: impl FnMut(Event),
 ) -> Result<RunRecord, String> {
     check_out_dir(out)?;
+    // Held to the end of the run (a binary that locked `out` already shares its lock).
+    let _lock = crate::report::lock_folder(out)?;
     let (ck, rec) = (out.join(CHECKPOINT), out.join(RECORD));
     let snapshot = |t: &Trainer| -> Result<(), String> {
         if !snapshots.contains(&t.state.epoch) {
@@ -290,8 +296,10 @@ pub fn run_with_snapshots(
                 return Err(e);
             }
         }
-        trainer.save_checkpoint(&ck)?;
+        // The snapshot first: a checkpoint saved past an epoch whose snapshot then failed
+        // (a full disk) would resume beyond it, and that snapshot could never be written.
         snapshot(&trainer)?;
+        trainer.save_checkpoint(&ck)?;
         write_json(&rec, &trainer.record("running"))?;
     }
     let status = if trainer.state.epoch >= trainer.config.epochs {

@@ -47,6 +47,19 @@ impl RunRecord {
     pub fn is_finished(&self) -> bool {
         self.status == "completed" || self.status.starts_with("stopped early")
     }
+    /// What the run trained, in 16 hex digits: a hash of each epoch's number, training loss
+    /// and dev metrics, and the best epoch's test metrics. Two records (or a record and its
+    /// checkpoint's history) of one training agree on it whatever else they hold: timings, or
+    /// fields added to records later. A cache derived from a finished run carries it.
+    pub fn digest(&self) -> String {
+        history_digest(&self.epochs, self.best.as_ref())
+    }
+
+    /// Which run this is, in a few words: `lagk with at5, seed 2`.
+    pub fn summary_of_run(&self) -> String {
+        format!("{} with {}, seed {}", self.task, self.bias, self.seed)
+    }
+
     /// The run in a few words: `lagk with at5, completed`.
     pub fn summary(&self) -> String {
         format!("{} with {}, {}", self.task, self.bias, self.status)
@@ -78,4 +91,22 @@ impl Trainer {
             params_without_grad: self.without_grad.clone(),
         }
     }
+}
+
+/// [`RunRecord::digest`] of a history and its best epoch (a checkpoint holds both).
+pub(super) fn history_digest(epochs: &[EpochRecord], best: Option<&Best>) -> String {
+    let mut bytes = Vec::new();
+    let mut word = |x: u64| bytes.extend_from_slice(&x.to_le_bytes());
+    for e in epochs {
+        word(e.epoch as u64);
+        word(e.train_loss.to_bits());
+        word(e.dev.loss.to_bits());
+        word(e.dev.accuracy.to_bits());
+    }
+    if let Some(b) = best {
+        word(b.epoch as u64);
+        word(b.test.loss.to_bits());
+        word(b.test.accuracy.to_bits());
+    }
+    format!("{:016x}", super::checkpoint::fnv1a(&bytes))
 }

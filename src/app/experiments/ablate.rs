@@ -1,7 +1,7 @@
 //! `ablate`: the no-bucket ablations beside their bucketed versions, and the paper's head-prior
 //! ablation (add heads' biases back one at a time, lowest maximum prior first).
 use super::figures::pooled_query;
-use super::learned::of_finished;
+use super::learned::{Missing, of_finished};
 use crate::nn::ForwardOpts;
 use crate::report::{
     Better, Cell, LineOpts, Series, Table, difference_phrase, line_chart, write_atomic,
@@ -55,7 +55,14 @@ pub fn head_curve(t: &Trainer) -> (Vec<usize>, Vec<f64>) {
 }
 
 /// Writes `ablate.md` and the head-ablation figures from the finished runs; returns the table.
-pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<String, String> {
+/// A finished seed-1 run whose head ablation cannot be read or computed fails it unless
+/// `missing` allows it.
+pub fn report(
+    root: &Path,
+    plan: &Plan,
+    recs: &[Option<RunRecord>],
+    missing: Missing,
+) -> Result<String, String> {
     let groups: Vec<String> = {
         let mut g: Vec<String> = plan.specs.iter().map(|s| s.group.clone()).collect();
         g.dedup();
@@ -111,7 +118,9 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
             else {
                 continue;
             };
-            let Some((order, curve)) = of_finished(root, spec, HEAD_ABLATION, head_curve)? else {
+            let Some((order, curve)) =
+                of_finished(root, spec, HEAD_ABLATION, missing, |t| Ok(head_curve(t)))?
+            else {
                 continue;
             };
             md.push_str(&format!(

@@ -1,8 +1,9 @@
 //! `extrapolate`: train at length L, evaluate at 2L and 4L on tasks whose label rule does not
 //! depend on the length (lag-k, adding).
+use super::learned::{Missing, of_finished};
 use crate::data::{self, TaskConfig, TaskKind};
 use crate::nn::ForwardOpts;
-use crate::report::{Better, Cell, Table, read_json, write_atomic, write_json};
+use crate::report::{Better, Cell, Table, read_json, write_atomic};
 use crate::sweep::{Plan, RunSpec};
 use crate::train::{self, Dial, Preset, RunRecord, RunRequest, TaskSource, Trainer, evaluate};
 use serde::{Deserialize, Serialize};
@@ -52,18 +53,13 @@ pub struct Lengths {
     pub accuracy: Vec<f64>,
 }
 
-/// Evaluates a trained run's checkpoint on test sets generated at L·factor.
-pub fn evaluate_lengths(dir: &Path) -> Result<Lengths, String> {
-    let cache = dir.join("extrapolate.json");
-    if let Ok(l) = read_json::<Lengths>(&cache) {
-        return Ok(l);
-    }
-    let t = Trainer::from_checkpoint(&dir.join(train::CHECKPOINT))?;
+/// The file beside a run's record that keeps its test accuracy at each length.
+pub const EXTRAPOLATE: &str = "extrapolate.json";
+
+/// Evaluates a trained model on test sets generated at L·factor.
+pub fn evaluate_lengths(t: &Trainer) -> Result<Lengths, String> {
     let TaskSource::Generated { config, seed } = &t.config.task else {
-        return Err(format!(
-            "{}: extrapolation needs a generated task",
-            dir.display()
-        ));
+        return Err("extrapolation needs a generated task".into());
     };
     let base = t.data.max_len;
     let mut out = Lengths {
@@ -83,12 +79,32 @@ pub fn evaluate_lengths(dir: &Path) -> Result<Lengths, String> {
         out.lengths.push(len);
         out.accuracy.push(100.0 * acc);
     }
-    write_json(&cache, &out)?;
     Ok(out)
 }
 
-/// Tests every finished run at each length factor and writes `extrapolate.md`; returns it.
-pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<String, String> {
+/// The finished run `spec`'s accuracy at each length: from its `extrapolate.json` when that is
+/// of this run, else from its checkpoint (and cached). A file written before caches named
+/// their run holds the bare lengths; it is read as it is when there is no checkpoint to
+/// check it against, and replaced by one tied to the run when there is.
+fn lengths_of(root: &Path, spec: &RunSpec, missing: Missing) -> Result<Option<Lengths>, String> {
+    let dir = spec.dir(root);
+    if !dir.join(train::CHECKPOINT).exists()
+        && let Ok(untied) = read_json::<Lengths>(&dir.join(EXTRAPOLATE))
+    {
+        return Ok(Some(untied));
+    }
+    of_finished(root, spec, EXTRAPOLATE, missing, evaluate_lengths)
+}
+
+/// Tests every finished run at each length factor and writes `extrapolate.md`; returns it. A
+/// finished run whose accuracies can be neither read nor computed fails it unless `missing`
+/// allows leaving it out.
+pub fn report(
+    root: &Path,
+    plan: &Plan,
+    recs: &[Option<RunRecord>],
+    missing: Missing,
+) -> Result<String, String> {
     let mut md = String::new();
     for (g, _) in TASKS {
         let specs: Vec<(&RunSpec, &Option<RunRecord>)> = plan
@@ -105,11 +121,10 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
         let mut biases: Vec<&str> = specs.iter().map(|(s, _)| s.bias.as_str()).collect();
         biases.dedup();
         for b in biases {
-            let evals: Vec<Lengths> = specs
-                .iter()
-                .filter(|(s, r)| s.bias == b && r.is_some())
-                .filter_map(|(s, _)| evaluate_lengths(&s.dir(root)).ok())
-                .collect();
+            let mut evals: Vec<Lengths> = Vec::new();
+            for (s, _) in specs.iter().filter(|(s, r)| s.bias == b && r.is_some()) {
+                evals.extend(lengths_of(root, s, missing)?);
+            }
             let cells: Vec<Cell> = (0..FACTORS.len())
                 .map(|k| {
                     let xs: Vec<f64> = evals.iter().map(|e| e.accuracy[k]).collect();

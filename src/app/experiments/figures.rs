@@ -1,5 +1,5 @@
 //! Figures several experiments share: learning curves and learned priors from run results.
-use super::learned::of_finished;
+use super::learned::{Missing, of_finished};
 use crate::report::{LineOpts, Series, line_chart, small_multiples};
 use crate::sweep::RunSpec;
 use crate::train::{self, RunRecord, Trainer};
@@ -19,17 +19,19 @@ pub fn prior_series(t: &Trainer) -> Vec<Series> {
 }
 
 /// One panel per family: the learned prior of every head of the given finished runs (from
-/// each run's `prior.json`, written from its checkpoint the first time).
+/// each run's `prior.json`, written from its checkpoint the first time). A finished run whose
+/// prior is neither there nor computable fails the figure unless `missing` allows it.
 pub fn priors_figure(
     path: &Path,
     title: &str,
     root: &Path,
     specs: &[&RunSpec],
+    missing: Missing,
 ) -> Result<(), String> {
     let mut panels = Vec::new();
     for s in specs {
         // A run still training has a checkpoint too, but its prior is not the learned one.
-        if let Some(prior) = of_finished(root, s, PRIOR, prior_series)? {
+        if let Some(prior) = of_finished(root, s, PRIOR, missing, |t| Ok(prior_series(t)))? {
             panels.push((s.bias.clone(), prior));
         }
     }

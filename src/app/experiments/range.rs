@@ -1,6 +1,7 @@
 //! `sweep`: how each bias copes as the dependency range grows (Adding-T over T, lag-k over k),
 //! and whether AT5's learned saturation distances follow the range.
 use super::figures::priors_figure;
+use super::learned::Missing;
 use crate::data::TaskKind;
 use crate::report::{
     Better, Cell, LineOpts, Series, Table, line_chart, mean_std, median, write_atomic, write_json,
@@ -98,7 +99,13 @@ fn range_of(group: &str) -> Option<(Dial, usize)> {
 }
 
 /// Writes the accuracy-versus-range table and figures from the finished runs; returns the table.
-pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<String, String> {
+/// `missing`: what the priors figures do with a finished run whose prior is not there.
+pub fn report(
+    root: &Path,
+    plan: &Plan,
+    recs: &[Option<RunRecord>],
+    missing: Missing,
+) -> Result<String, String> {
     let figdir = root.join("figures");
     let mut biases: Vec<String> = Vec::new();
     for s in &plan.specs {
@@ -252,6 +259,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
                 ),
                 root,
                 &refs,
+                missing,
             )?;
         }
     }

@@ -1,5 +1,6 @@
 //! `reproduce`: the paper's synthetic-task comparison, every bias family on every task.
 use super::figures::{learning_curves, priors_figure};
+use super::learned::Missing;
 use crate::data::TaskKind;
 use crate::report::{
     Better, Cell, LineOpts, Series, Table, difference_phrase, line_chart, mean_std, write_atomic,
@@ -64,12 +65,14 @@ fn cell(plan: &Plan, recs: &[Option<RunRecord>], group: &str, bias: &str) -> Vec
     crate::sweep::best_test_percent(&plan.runs(recs, group, bias))
 }
 
-/// Writes table.md, results.json, figures/*.svg and README.md under `root`.
+/// Writes table.md, results.json, figures/*.svg and README.md under `root`. `missing`: what
+/// the priors figures do with a finished run whose prior is not there.
 pub fn report(
     root: &Path,
     plan: &Plan,
     recs: &[Option<RunRecord>],
     wall_seconds: f64,
+    missing: Missing,
 ) -> Result<String, String> {
     let biases: Vec<&str> = BIASES
         .iter()
@@ -145,6 +148,7 @@ pub fn report(
             &format!("{group}: prior of the pooled query per head after training (seed 1)"),
             root,
             &learned,
+            missing,
         )?;
     }
     // AT5's saturation distances over training, one line per (task, head), n ≤ 0 side.

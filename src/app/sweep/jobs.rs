@@ -43,7 +43,7 @@ pub fn emit_unfinished(plan: &Plan, root: &Path, file: &Path) -> Result<(), Stri
         .cloned()
         .collect();
     emit_jobs(&todo, root, file)?;
-    println!(
+    crate::outln!(
         "wrote {} command{} to {}; afterwards run `cargo run --release --bin merge -- {}`",
         todo.len(),
         if todo.len() == 1 { "" } else { "s" },

@@ -284,12 +284,24 @@ pub fn drive(
     let plan = &plan;
     let root = args.root();
     validate(&plan.specs).unwrap_or_else(|e| usage_error(e));
+    // One writer per folder, taken before the plan there is checked: two sweeps started at
+    // once would both accept it, then replace each other's plan and runs. A cost estimate
+    // writes nothing and takes no lock.
+    let _lock = (!args.plan).then(|| {
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| {
+            usage_error(format!(
+                "--out {}: cannot create this folder ({e}); choose a writable one",
+                root.display()
+            ))
+        });
+        crate::report::lock_folder(&root).unwrap_or_else(|e| usage_error(format!("--out {e}")))
+    });
     check_plan(&root, plan).unwrap_or_else(|e| usage_error(e));
     check_report_paths(&root).unwrap_or_else(|e| usage_error(e));
     if args.plan {
         // A cost estimate is a dry run: no plan is written, so it binds nothing in --out.
         let costs = estimate_costs(plan, &root).unwrap_or_else(|e| usage_error(e));
-        print!("{}", cost_table(&costs, rayon::current_num_threads()));
+        crate::cli::print_text(&cost_table(&costs, rayon::current_num_threads()));
         return;
     }
     if let Some(file) = &args.emit_jobs {
@@ -309,7 +321,7 @@ pub fn drive(
     let recs =
         run_with_progress(plan, &root, args.jobs, args.quiet).unwrap_or_else(|e| usage_error(e));
     match report(&root, plan, &recs, start.elapsed().as_secs_f64()) {
-        Ok(md) => println!("{md}\nwrote results under {}", root.display()),
+        Ok(md) => crate::cli::print_line(&format!("{md}\nwrote results under {}", root.display())),
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(1);

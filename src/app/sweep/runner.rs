@@ -40,8 +40,15 @@ pub fn run_all(
                 *results[i].lock().unwrap() = Some(r);
                 continue;
             }
-            let res = spec
-                .config()
+            // The run's folder is locked before its checkpoint is read, so a `train` of the
+            // same run started by hand (or from a job list) cannot train it at the same time.
+            let lock = std::fs::create_dir_all(spec.dir(root))
+                .map_err(|e| format!("{}: cannot create: {e}", spec.dir(root).display()))
+                .and_then(|()| crate::report::lock_folder(&spec.dir(root)));
+            let res = lock
+                .as_ref()
+                .map_err(Clone::clone)
+                .and_then(|_| spec.config())
                 .and_then(|cfg| resume_or_start(&spec.dir(root), cfg))
                 .and_then(|t| {
                     let total = t.config.epochs.saturating_sub(t.state.epoch) * t.steps_per_epoch();
@@ -54,6 +61,7 @@ pub fn run_all(
                         }
                     })
                 });
+            drop(lock);
             on_event(SweepEvent::Finished(spec, &res));
             if let Ok(r) = res {
                 *results[i].lock().unwrap() = Some(r);
@@ -148,7 +156,7 @@ pub fn run_with_progress(
                 Err(e) => format!("{}: failed: {e}", s.id),
             };
             if quiet {
-                println!("{line}");
+                crate::outln!("{line}");
             } else {
                 overall.println(line);
             }
