@@ -399,3 +399,41 @@ fn the_process_50_tour_is_what_the_runs_give() {
     says(TOUR, &tour, &first25.join(", "), "the Process-50 records' first 25 epochs");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn the_lag_4_exercise_is_what_the_run_gives() {
+    let tour = page(TOUR);
+    let train = "--task lagk --seq-len 16 --lag 4 --bias at5 --d-model 32 --lr 3e-3 --epochs 40 \
+                 --threads 1 --quiet --out /tmp/lag4";
+    let prior = "--checkpoint /tmp/lag4/checkpoint.bin";
+    shows(TOUR, &tour, &format!("cargo run --release --bin train -- {train}"));
+    shows(TOUR, &tour, &format!("cargo run --release --bin prior -- {prior}"));
+    let root = tmp("lag4");
+    run("train", train, &root);
+    let out = run("prior", &format!("{prior} --threads 1"), &root);
+    let rec = record(&root.join("lag4"));
+    let head = out
+        .lines()
+        .find(|l| l.starts_with("| 1 "))
+        .expect("head 1's row");
+    says(TOUR, &tour, head, "`prior` on the lag-4 run");
+    says(
+        TOUR,
+        &tour,
+        &format!(
+            "reaches {} dev accuracy at epoch {}",
+            pct(&rec["best"]["dev"]["accuracy"]),
+            rec["best"]["epoch"]
+        ),
+        "the lag-4 run's record",
+    );
+    let first = 1.0 / rec["epochs"][0]["beta"][1].as_f64().unwrap();
+    let cells: Vec<&str> = head.split('|').map(str::trim).collect();
+    says(
+        TOUR,
+        &tour,
+        &format!("went from {first:.2} (after epoch 1) to {}", cells[8]),
+        "the lag-4 run",
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

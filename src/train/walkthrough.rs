@@ -179,9 +179,10 @@ fn rel(a: f64, b: f64) -> f64 {
     if scale == 0.0 { 0.0 } else { (a - b).abs() / scale }
 }
 
+/// Pre-activations in three significant digits: near a ReLU's kink four decimals would all read 0.
 fn list(xs: &[f64]) -> String {
     xs.iter()
-        .map(|x| format!("{x:.4}"))
+        .map(|x| format!("{x:.2e}"))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -387,14 +388,14 @@ pub fn explain_offset(
     let _ = writeln!(
         w,
         "  d ln prior(n)/d{param} = db(n)/d{param} - sum_j' prior(j') db(j' - i)/d{param} = \
-         {db_n:.6} - {mean_db:.6} = {dlogp:.6}"
+         {db_n:.6} - ({mean_db:.6}) = {dlogp:.6}"
     );
     let mean_post: f64 = (0..len)
         .map(|k| prior[k] * like[k] / evidence * db(k))
         .sum();
     let _ = writeln!(
         w,
-        "  d ln posterior(n)/d{param} (content fixed) = {db_n:.6} - {mean_post:.6} = {:.6}",
+        "  d ln posterior(n)/d{param} (content fixed) = {db_n:.6} - ({mean_post:.6}) = {:.6}",
         db_n - mean_post
     );
     // The tape: ln softmax of the bias row at key j, differentiated.
