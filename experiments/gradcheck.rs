@@ -137,7 +137,10 @@ fn main() {
     }
     let margins: Vec<String> = checks
         .iter()
-        .filter_map(|c| c.relu_margin.map(|m| format!("{} {m:.2e}", c.family)))
+        .filter_map(|c| {
+            c.relu_margin
+                .map(|m| format!("{} {} {m:.2e}", c.family, c.path.name()))
+        })
         .collect();
     if !margins.is_empty() {
         println!(

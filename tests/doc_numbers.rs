@@ -14,6 +14,7 @@ use std::process::Command;
 const TOUR: &str = "docs/how-the-prior-is-learned.md";
 const THEORY: &str = "docs/theory.md";
 const README: &str = "README.md";
+const AUTODIFF: &str = "docs/autodiff.md";
 
 fn page(path: &str) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -57,6 +58,7 @@ fn run(bin: &str, args: &str, root: &Path) -> String {
         "train" => env!("CARGO_BIN_EXE_train"),
         "prior" => env!("CARGO_BIN_EXE_prior"),
         "buckets" => env!("CARGO_BIN_EXE_buckets"),
+        "gradcheck" => env!("CARGO_BIN_EXE_gradcheck"),
         other => panic!("no binary {other}"),
     };
     let args: Vec<String> = normalise(args)
@@ -435,5 +437,33 @@ fn the_lag_4_exercise_is_what_the_run_gives() {
         &format!("went from {first:.2} (after epoch 1) to {}", cells[8]),
         "the lag-4 run",
     );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn the_gradcheck_output_in_autodiff_md_is_what_the_binary_prints() {
+    let doc = page(AUTODIFF);
+    let command = "cargo run --release --bin gradcheck -- --bias at5";
+    let at = doc.find(command).expect("autodiff.md shows the gradcheck command");
+    let block = doc[at..]
+        .split("```text\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the output block after the command");
+    let root = tmp("gradcheck");
+    let out = run("gradcheck", "--bias at5", &root);
+    let printed: Vec<&str> = out.lines().collect();
+    let shown: Vec<&str> = block.lines().filter(|l| *l != "...").collect();
+    assert!(shown.len() > 10, "{block}");
+    for line in shown {
+        assert!(
+            printed.contains(&line),
+            "{AUTODIFF} shows\n{line}\nwhich `{command}` no longer prints: update the block"
+        );
+    }
+    // "9.604 at h = 1e-3, 9604 at h = 1e-6 at the default seed"
+    let t5 = run("gradcheck", "--bias t5", &root);
+    assert!(t5.contains("9.604e0 at h = 1e-3, 9.604e3 at h = 1e-6"), "{t5}");
+    says(AUTODIFF, &doc, "(9.604 at h = 1e-3, 9604 at h = 1e-6 at the default seed)", "`gradcheck --bias t5`");
     let _ = std::fs::remove_dir_all(&root);
 }
