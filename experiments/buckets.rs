@@ -37,13 +37,22 @@ fn main() {
         usage_error(format!("--len {}: must be between 2 and 4096", cli.len));
     }
     if cli.lag >= cli.len {
-        usage_error(format!("--lag {}: must be below --len {}", cli.lag, cli.len));
+        usage_error(format!(
+            "--lag {}: must be below --len {}",
+            cli.lag, cli.len
+        ));
     }
     if let Some(d) = cli.distances.iter().find(|d| !(d.is_finite() && **d > 0.0)) {
         usage_error(format!("--distances: {d} is not a positive distance"));
     }
-    at5::position::check_t5_config(cli.num_buckets, cli.max_distance, true).unwrap_or_else(|e| usage_error(format!("--num-buckets/--max-distance: {e}")));
-    let rows = staircase(cli.num_buckets, cli.max_distance, cli.len - 1, &cli.distances);
+    at5::position::check_t5_config(cli.num_buckets, cli.max_distance, true)
+        .unwrap_or_else(|e| usage_error(format!("--num-buckets/--max-distance: {e}")));
+    let rows = staircase(
+        cli.num_buckets,
+        cli.max_distance,
+        cli.len - 1,
+        &cli.distances,
+    );
     let mut cols = vec!["T5 bucket".to_string()];
     cols.extend(cli.distances.iter().map(|d| format!("f, 1/beta = {d}")));
     let mut table = Table::new("n", cols, 0);

@@ -1,10 +1,10 @@
 //! `gradcheck`: checks the learnable bucketization — tape gradients of every bias family's
 //! parameters against central differences, and T5's boundaries, which have no gradient.
-use at5::cli::usage_error;
 use at5::autodiff::gradcheck::{ABS_TOL, MAX_COORDS, REL_TOL};
+use at5::cli::usage_error;
 use at5::nn::check::{
-    BiasCheck, CHECK_INIT_STD, CHECK_LEN, CHECK_STEP, CheckOptions, CheckPath, MIN_RELU_MARGIN, T5Probe,
-    VACUOUS_FACTOR, check_bias_gradients_with, small_bias_with,
+    BiasCheck, CHECK_INIT_STD, CHECK_LEN, CHECK_STEP, CheckOptions, CheckPath, MIN_RELU_MARGIN,
+    T5Probe, VACUOUS_FACTOR, check_bias_gradients_with, small_bias_with,
 };
 use at5::position::FAMILIES;
 use at5::report::Table;
@@ -75,8 +75,8 @@ fn main() {
         .iter()
         .flat_map(|c| CheckPath::ALL.map(move |p| (c, p)))
     {
-        let check =
-            check_bias_gradients_with(cfg, cli.seed, path, &opts).unwrap_or_else(|e| usage_error(e));
+        let check = check_bias_gradients_with(cfg, cli.seed, path, &opts)
+            .unwrap_or_else(|e| usage_error(e));
         for p in &check.params {
             let r = &p.report;
             let name = match p.name.strip_prefix("bias.") {

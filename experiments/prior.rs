@@ -51,7 +51,8 @@ fn main() {
     init_threads(cli.threads);
     let trainer = Trainer::from_checkpoint(&cli.checkpoint).unwrap_or_else(|e| usage_error(e));
     if let Some(n) = cli.explain {
-        let e = explain_offset(&trainer, cli.head, n, cli.example).unwrap_or_else(|e| usage_error(e));
+        let e =
+            explain_offset(&trainer, cli.head, n, cli.example).unwrap_or_else(|e| usage_error(e));
         print!("{}", e.text);
         return;
     }

@@ -63,11 +63,13 @@ fn run(bin: &str, args: &str, root: &Path) -> String {
     };
     let args: Vec<String> = normalise(args)
         .split(' ')
-        .map(|a| match (a.strip_prefix("/tmp/"), a.starts_with("runs/tour")) {
-            (Some(rest), _) => root.join(rest).to_str().unwrap().to_string(),
-            (None, true) => root.join(a).to_str().unwrap().to_string(),
-            _ => a.to_string(),
-        })
+        .map(
+            |a| match (a.strip_prefix("/tmp/"), a.starts_with("runs/tour")) {
+                (Some(rest), _) => root.join(rest).to_str().unwrap().to_string(),
+                (None, true) => root.join(a).to_str().unwrap().to_string(),
+                _ => a.to_string(),
+            },
+        )
         .collect();
     let out = Command::new(exe).args(&args).output().expect("binary runs");
     assert!(
@@ -112,11 +114,7 @@ fn per_head(rows: &[Vec<String>], col: usize) -> String {
 /// saturation distances (columns 6 = `1/alpha`, 7 = `1/beta` of `prior`'s table) and the dev
 /// accuracy at that epoch (none before training).
 fn epoch_row(epoch: usize, rows: &[Vec<String>], distances: &[usize], rec: &Value) -> String {
-    let mut cells = vec![
-        epoch.to_string(),
-        per_head(rows, 1),
-        per_head(rows, 2),
-    ];
+    let mut cells = vec![epoch.to_string(), per_head(rows, 1), per_head(rows, 2)];
     cells.extend(distances.iter().map(|&c| per_head(rows, c)));
     cells.push(if epoch == 0 {
         "—".to_string()
@@ -159,8 +157,7 @@ fn best_within(rec: &Value, epochs: usize) -> (String, u64) {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| e["epoch"].as_u64().unwrap() <= epochs as u64 && !e["test"].is_null())
-        .last()
+        .rfind(|e| e["epoch"].as_u64().unwrap() <= epochs as u64 && !e["test"].is_null())
         .unwrap();
     (pct(&e["test"]["accuracy"]), e["epoch"].as_u64().unwrap())
 }
@@ -211,7 +208,12 @@ fn the_lag_k_tour_readme_caption_and_worked_example_are_what_the_runs_give() {
     let mut snaps = Vec::new();
     for e in LAGK_EPOCHS {
         let rows = prior_at("lagk-at5", e, &root);
-        says(TOUR, &tour, &epoch_row(e, &rows, &[7], &at5), "the lag-k AT5 run");
+        says(
+            TOUR,
+            &tour,
+            &epoch_row(e, &rows, &[7], &at5),
+            "the lag-k AT5 run",
+        );
         snaps.push(rows);
     }
     let (first, last) = (&snaps[0], &snaps[LAGK_EPOCHS.len() - 1]);
@@ -239,7 +241,12 @@ fn the_lag_k_tour_readme_caption_and_worked_example_are_what_the_runs_give() {
         says(README, &readme, &format!("({acc}"), "the lag-k runs");
         if b == "at5" {
             let radius = &rows[1][2];
-            says(README, &readme, &format!("90 % of it within {radius} positions"), "AT5's head 1");
+            says(
+                README,
+                &readme,
+                &format!("90 % of it within {radius} positions"),
+                "AT5's head 1",
+            );
         }
     }
     let ceiling = format!("{:.1} %", 100.0 * shared_bucket_ceiling());
@@ -248,7 +255,11 @@ fn the_lag_k_tour_readme_caption_and_worked_example_are_what_the_runs_give() {
 
     // theory.md's worked example: offset -16 of head 1 at epoch 80
     let explain = "--checkpoint runs/tour/lagk-at5/checkpoint.bin --explain -16 --head 1";
-    shows(THEORY, &theory, &format!("cargo run --release --bin prior -- {explain}"));
+    shows(
+        THEORY,
+        &theory,
+        &format!("cargo run --release --bin prior -- {explain}"),
+    );
     let out = run("prior", explain, &root);
     for line in out.lines() {
         says(THEORY, &theory, line, "`prior --explain -16 --head 1`");
@@ -260,7 +271,11 @@ fn the_lag_k_tour_readme_caption_and_worked_example_are_what_the_runs_give() {
 fn the_theory_figure_table_is_what_buckets_prints() {
     let theory = page(THEORY);
     let args = "--len 32 --num-buckets 32 --max-distance 32 --lag 16 --distances 4,16,64";
-    shows(THEORY, &theory, &format!("cargo run --release --bin buckets -- {args}"));
+    shows(
+        THEORY,
+        &theory,
+        &format!("cargo run --release --bin buckets -- {args}"),
+    );
     let root = tmp("buckets");
     let rows = table(&run("buckets", args, &root));
     let cell = |m: usize, col: usize| rows[m][col].clone();
@@ -270,7 +285,12 @@ fn the_theory_figure_table_is_what_buckets_prints() {
     }
     assert_ne!(cell(15, 1), "12");
     assert_ne!(cell(20, 1), "12");
-    says(THEORY, &theory, "distances 16–19 all get bucket 12", "`buckets`");
+    says(
+        THEORY,
+        &theory,
+        "distances 16–19 all get bucket 12",
+        "`buckets`",
+    );
     for (col, d) in [(2, 4), (3, 16), (4, 64)] {
         let line = format!(
             "With `1/β = {d}`, `f(-16)` = {} and `f(-17)` = {}",
@@ -279,7 +299,12 @@ fn the_theory_figure_table_is_what_buckets_prints() {
         );
         says(THEORY, &theory, &line, "`buckets`");
     }
-    says(THEORY, &theory, &format!("`f(-31)` = {}", cell(31, 4)), "`buckets`");
+    says(
+        THEORY,
+        &theory,
+        &format!("`f(-31)` = {}", cell(31, 4)),
+        "`buckets`",
+    );
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -287,7 +312,11 @@ fn the_theory_figure_table_is_what_buckets_prints() {
 fn the_tour_diagnostics_are_what_the_lag_3_run_records() {
     let tour = page(TOUR);
     let args = "--task lagk --lag 3 --bias at5 --epochs 5 --out /tmp/diag --quiet";
-    shows(TOUR, &tour, &format!("cargo run --release --bin train -- {args}"));
+    shows(
+        TOUR,
+        &tour,
+        &format!("cargo run --release --bin train -- {args}"),
+    );
     let root = tmp("diag");
     run("train", args, &root);
     let rec = record(&root.join("diag"));
@@ -304,8 +333,13 @@ fn the_tour_diagnostics_are_what_the_lag_3_run_records() {
     let weights = ["bias.neg.w1", "bias.neg.w2", "bias.neg.w3"];
     let span = |e: &Value| {
         let w = norms(e, &weights);
-        let (lo, hi) = w.iter().fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
-        format!("{lo:.1e} to {hi:.1e}, `bias.c` {:.1e}", norms(e, &["bias.c"])[0])
+        let (lo, hi) = w
+            .iter()
+            .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
+        format!(
+            "{lo:.1e} to {hi:.1e}, `bias.c` {:.1e}",
+            norms(e, &["bias.c"])[0]
+        )
     };
     let line = format!(
         "epoch 1: {}; epoch 5: {}",
@@ -339,7 +373,11 @@ fn the_reber_tour_is_what_the_runs_give() {
                --out runs/tour/reber-at5";
     let t5 = "--task reber --bias t5 --epochs 60 --threads 1 --quiet --out runs/tour/reber-t5";
     for args in [at5, t5] {
-        shows(TOUR, &tour, &format!("cargo run --release --bin train -- {args}"));
+        shows(
+            TOUR,
+            &tour,
+            &format!("cargo run --release --bin train -- {args}"),
+        );
     }
     std::thread::scope(|s| {
         for args in [at5, t5] {
@@ -350,7 +388,12 @@ fn the_reber_tour_is_what_the_runs_give() {
     let rec = record(&root.join("runs/tour/reber-at5"));
     for e in [0, 10, 20, 40, 60] {
         let rows = prior_at("reber-at5", e, &root);
-        says(TOUR, &tour, &epoch_row(e, &rows, &[7], &rec), "the Reber AT5 run");
+        says(
+            TOUR,
+            &tour,
+            &epoch_row(e, &rows, &[7], &rec),
+            "the Reber AT5 run",
+        );
     }
     for (b, name) in [("at5", "AT5"), ("t5", "T5")] {
         let args = format!(
@@ -373,7 +416,11 @@ fn the_process_50_tour_is_what_the_runs_give() {
     let t5 = "--task process50 --bias t5 --epochs 100 --threads 1 --quiet --out \
               runs/tour/process50-t5-100";
     for args in [at5, t5] {
-        shows(TOUR, &tour, &format!("cargo run --release --bin train -- {args}"));
+        shows(
+            TOUR,
+            &tour,
+            &format!("cargo run --release --bin train -- {args}"),
+        );
     }
     std::thread::scope(|s| {
         for args in [at5, t5] {
@@ -384,7 +431,12 @@ fn the_process_50_tour_is_what_the_runs_give() {
     let rec = record(&root.join("runs/tour/process50-at5-100"));
     for e in [0, 25, 50, 100] {
         let rows = prior_at("process50-at5-100", e, &root);
-        says(TOUR, &tour, &epoch_row(e, &rows, &[6, 7], &rec), "the Process-50 AT5 run");
+        says(
+            TOUR,
+            &tour,
+            &epoch_row(e, &rows, &[6, 7], &rec),
+            "the Process-50 AT5 run",
+        );
     }
     let mut first25 = Vec::new();
     for (b, name) in [("at5", "AT5"), ("t5", "T5")] {
@@ -394,11 +446,21 @@ fn the_process_50_tour_is_what_the_runs_give() {
         );
         let rows = table(&run("prior", &args, &root));
         let rec = record(&root.join(format!("runs/tour/process50-{b}-100")));
-        says(TOUR, &tour, &final_row(name, &rows, &rec), "the Process-50 runs");
+        says(
+            TOUR,
+            &tour,
+            &final_row(name, &rows, &rec),
+            "the Process-50 runs",
+        );
         let (acc, epoch) = best_within(&rec, 25);
         first25.push(format!("{name} {acc} (epoch {epoch})"));
     }
-    says(TOUR, &tour, &first25.join(", "), "the Process-50 records' first 25 epochs");
+    says(
+        TOUR,
+        &tour,
+        &first25.join(", "),
+        "the Process-50 records' first 25 epochs",
+    );
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -408,8 +470,16 @@ fn the_lag_4_exercise_is_what_the_run_gives() {
     let train = "--task lagk --seq-len 16 --lag 4 --bias at5 --d-model 32 --lr 3e-3 --epochs 40 \
                  --threads 1 --quiet --out /tmp/lag4";
     let prior = "--checkpoint /tmp/lag4/checkpoint.bin";
-    shows(TOUR, &tour, &format!("cargo run --release --bin train -- {train}"));
-    shows(TOUR, &tour, &format!("cargo run --release --bin prior -- {prior}"));
+    shows(
+        TOUR,
+        &tour,
+        &format!("cargo run --release --bin train -- {train}"),
+    );
+    shows(
+        TOUR,
+        &tour,
+        &format!("cargo run --release --bin prior -- {prior}"),
+    );
     let root = tmp("lag4");
     run("train", train, &root);
     let out = run("prior", &format!("{prior} --threads 1"), &root);
@@ -444,7 +514,9 @@ fn the_lag_4_exercise_is_what_the_run_gives() {
 fn the_gradcheck_output_in_autodiff_md_is_what_the_binary_prints() {
     let doc = page(AUTODIFF);
     let command = "cargo run --release --bin gradcheck -- --bias at5";
-    let at = doc.find(command).expect("autodiff.md shows the gradcheck command");
+    let at = doc
+        .find(command)
+        .expect("autodiff.md shows the gradcheck command");
     let block = doc[at..]
         .split("```text\n")
         .nth(1)
@@ -463,7 +535,15 @@ fn the_gradcheck_output_in_autodiff_md_is_what_the_binary_prints() {
     }
     // "9.604 at h = 1e-3, 9604 at h = 1e-6 at the default seed"
     let t5 = run("gradcheck", "--bias t5", &root);
-    assert!(t5.contains("9.604e0 at h = 1e-3, 9.604e3 at h = 1e-6"), "{t5}");
-    says(AUTODIFF, &doc, "(9.604 at h = 1e-3, 9604 at h = 1e-6 at the default seed)", "`gradcheck --bias t5`");
+    assert!(
+        t5.contains("9.604e0 at h = 1e-3, 9.604e3 at h = 1e-6"),
+        "{t5}"
+    );
+    says(
+        AUTODIFF,
+        &doc,
+        "(9.604 at h = 1e-3, 9604 at h = 1e-6 at the default seed)",
+        "`gradcheck --bias t5`",
+    );
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -154,13 +154,17 @@ fn the_negative_control_fails_every_bias_tensor_with_a_gradient() {
         ..CheckOptions::default()
     };
     for path in CheckPath::ALL {
-        let check = check_bias_gradients_with(&small_bias("at5").unwrap(), SEED, path, &opts)
-            .unwrap();
+        let check =
+            check_bias_gradients_with(&small_bias("at5").unwrap(), SEED, path, &opts).unwrap();
         assert!(!check.passed(), "{path:?}");
         for p in &check.params {
             // the flipped sign doubles the error: 2|a| against a tolerance of about 1e-6 |a|
             let flipped = p.name != REST;
-            assert_eq!(p.report.passed, !flipped, "{path:?} {}: {:?}", p.name, p.report);
+            assert_eq!(
+                p.report.passed, !flipped,
+                "{path:?} {}: {:?}",
+                p.name, p.report
+            );
         }
     }
 }
@@ -175,7 +179,11 @@ fn the_paper_init_std_makes_the_slopes_pass_vacuously() {
     let check = check_bias_gradients_with(&cfg, SEED, CheckPath::Whole, &opts).unwrap();
     let slope = |name: &str| check.params.iter().find(|p| p.name == name).unwrap();
     for name in ["bias.a", "bias.c"] {
-        assert!(slope(name).report.passed && slope(name).vacuous(), "{:?}", slope(name));
+        assert!(
+            slope(name).report.passed && slope(name).vacuous(),
+            "{:?}",
+            slope(name)
+        );
     }
     // and the flipped sign passes there too: a vacuous pass cannot tell a wrong backward
     let control = CheckOptions {
@@ -183,7 +191,12 @@ fn the_paper_init_std_makes_the_slopes_pass_vacuously() {
         ..opts
     };
     let check = check_bias_gradients_with(&cfg, SEED, CheckPath::Whole, &control).unwrap();
-    assert!(check.params.iter().any(|p| p.name == "bias.c" && p.report.passed));
+    assert!(
+        check
+            .params
+            .iter()
+            .any(|p| p.name == "bias.c" && p.report.passed)
+    );
 }
 
 #[test]
@@ -198,16 +211,34 @@ fn other_lengths_and_steps_pass_and_bad_options_are_refused() {
             let cfg = small_bias_with(name, &opts).unwrap();
             for path in CheckPath::ALL {
                 let check = check_bias_gradients_with(&cfg, SEED, path, &opts).unwrap();
-                assert!(check.passed(), "{name} L = {len} h = {h} {path:?}: {check:?}");
+                assert!(
+                    check.passed(),
+                    "{name} L = {len} h = {h} {path:?}: {check:?}"
+                );
             }
         }
     }
     for bad in [
-        CheckOptions { len: 2, ..CheckOptions::default() },
-        CheckOptions { init_std: 0.0, ..CheckOptions::default() },
-        CheckOptions { init_std: f64::NAN, ..CheckOptions::default() },
-        CheckOptions { h: 0.0, ..CheckOptions::default() },
-        CheckOptions { h: 1.0, ..CheckOptions::default() },
+        CheckOptions {
+            len: 2,
+            ..CheckOptions::default()
+        },
+        CheckOptions {
+            init_std: 0.0,
+            ..CheckOptions::default()
+        },
+        CheckOptions {
+            init_std: f64::NAN,
+            ..CheckOptions::default()
+        },
+        CheckOptions {
+            h: 0.0,
+            ..CheckOptions::default()
+        },
+        CheckOptions {
+            h: 1.0,
+            ..CheckOptions::default()
+        },
     ] {
         assert!(bad.check().is_err(), "{bad:?}");
     }
@@ -215,7 +246,16 @@ fn other_lengths_and_steps_pass_and_bad_options_are_refused() {
 
 #[test]
 fn binary_prints_its_configuration() {
-    let out = gradcheck_bin(&["--bias", "at5", "--len", "7", "--init-std", "0.7", "--h", "2e-6"]);
+    let out = gradcheck_bin(&[
+        "--bias",
+        "at5",
+        "--len",
+        "7",
+        "--init-std",
+        "0.7",
+        "--h",
+        "2e-6",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     for want in [
@@ -238,7 +278,10 @@ fn binary_negative_control_fails_and_paper_init_warns() {
     let out = gradcheck_bin(&["--bias", "at5", "--perturb-backward"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("negative control") && text.contains("FAILED"), "{text}");
+    assert!(
+        text.contains("negative control") && text.contains("FAILED"),
+        "{text}"
+    );
     let fails = text.lines().filter(|l| l.ends_with("FAIL |")).count();
     // a, c and the 12 MLP tensors, on both paths
     assert_eq!(fails, 2 * 14, "{text}");
@@ -246,7 +289,10 @@ fn binary_negative_control_fails_and_paper_init_warns() {
     let out = gradcheck_bin(&["--bias", "at5", "--init-std", "0.01"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(text.contains("warning:") && text.contains("at5 whole c:"), "{text}");
+    assert!(
+        text.contains("warning:") && text.contains("at5 whole c:"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -262,7 +308,10 @@ fn binary_refuses_bad_flags_in_one_line() {
         let out = gradcheck_bin(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.starts_with("error: ") && err.contains(args[0]), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(args[0]),
+            "{args:?}: {err}"
+        );
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }

@@ -329,7 +329,11 @@ pub fn check_bias_gradients_with(
     let relu_margin = tape.min_relu_input();
     if let Some(last) = fwd.traces.last() {
         let rows = tape.shape(last.probs)[2];
-        let want = if path == CheckPath::Pruned { 1 } else { opts.len };
+        let want = if path == CheckPath::Pruned {
+            1
+        } else {
+            opts.len
+        };
         if rows != want {
             return Err(format!(
                 "{} on the {} path: the last block computed {rows} query rows, not {want}",

@@ -156,7 +156,12 @@ impl HandMlp {
         let (l1, l2) = (self.w1.len(), self.b2.len());
         let z1: Vec<f64> = (0..l1).map(|u| x * self.w1[u] + self.b1[u]).collect();
         let z2: Vec<f64> = (0..l2)
-            .map(|v| self.b2[v] + (0..l1).map(|u| relu(z1[u]) * self.w2[u * l2 + v]).sum::<f64>())
+            .map(|v| {
+                self.b2[v]
+                    + (0..l1)
+                        .map(|u| relu(z1[u]) * self.w2[u * l2 + v])
+                        .sum::<f64>()
+            })
             .collect();
         let out = self.b3 + (0..l2).map(|v| relu(z2[v]) * self.w3[v]).sum::<f64>();
         // d z1_u / dx = w1_u; through relu where z1_u > 0; then w2, relu, w3
@@ -176,7 +181,11 @@ impl HandMlp {
 
 fn rel(a: f64, b: f64) -> f64 {
     let scale = a.abs().max(b.abs());
-    if scale == 0.0 { 0.0 } else { (a - b).abs() / scale }
+    if scale == 0.0 {
+        0.0
+    } else {
+        (a - b).abs() / scale
+    }
 }
 
 /// Pre-activations in three significant digits: near a ReLU's kink four decimals would all read 0.
@@ -248,7 +257,11 @@ pub fn explain_offset(
         .strip_suffix(".a")
         .ok_or("an AT5 bias without its slope a")?
         .to_string();
-    let raw = |name: &str| store.get(store.id(&format!("{prefix}.{name}")).unwrap()).data[head];
+    let raw = |name: &str| {
+        store
+            .get(store.id(&format!("{prefix}.{name}")).unwrap())
+            .data[head]
+    };
     let (dir, param, raw_slope) = if n > 0 {
         ("pos", "a", raw("a"))
     } else {
@@ -305,12 +318,16 @@ pub fn explain_offset(
         .grid(&mut tape, &p, len, len, 0)
         .ok_or("the AT5 bias produced no grid")?;
     let at = |h: usize, k: usize| (h * len + q) * len + k;
-    let row: Vec<f64> = (0..len).map(|k| tape.value(grid).data[at(head, k)]).collect();
+    let row: Vec<f64> = (0..len)
+        .map(|k| tape.value(grid).data[at(head, k)])
+        .collect();
     let mut worst = rel(pass.out, row[j]);
     let top = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let z: f64 = row.iter().map(|b| (b - top).exp()).sum();
     let prior: Vec<f64> = row.iter().map(|b| (b - top).exp() / z).collect();
-    let mode = (0..len).max_by(|&x, &y| prior[x].total_cmp(&prior[y])).unwrap();
+    let mode = (0..len)
+        .max_by(|&x, &y| prior[x].total_cmp(&prior[y]))
+        .unwrap();
     let _ = writeln!(
         w,
         "  the model's bias at n = {n}: {:.6}; over the row, b ranges over [{:.4}, {:.4}]",
@@ -326,11 +343,10 @@ pub fn explain_offset(
         1.0 / len as f64,
         mode as i64 - q as i64
     );
-    let views = trainer.model.inspect(
-        &trainer.store,
-        &make_batch(&[&test[example]], len).0,
-        None,
-    )?;
+    let views =
+        trainer
+            .model
+            .inspect(&trainer.store, &make_batch(&[&test[example]], len).0, None)?;
     let view = &views[0];
     let vat = |t: &crate::tensor::Tensor<f64>, k: usize| t.data[at(head, k)];
     worst = worst.max(rel(prior[j], vat(&view.prior, j)));
