@@ -547,3 +547,33 @@ fn the_gradcheck_output_in_autodiff_md_is_what_the_binary_prints() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn the_theory_alibi_example_is_its_arithmetic() {
+    let theory = page(THEORY);
+    let softmax = |x: &[f64]| {
+        let z: f64 = x.iter().map(|v| v.exp()).sum();
+        x.iter().map(|v| v.exp() / z).collect::<Vec<f64>>()
+    };
+    let show = |p: &[f64]| {
+        let cells: Vec<String> = p.iter().map(|v| format!("{v:.3}")).collect();
+        format!("({})", cells.join(", "))
+    };
+    // slope 1/2, query i = 1, keys j = 0..3: b = -|j - i| / 2
+    let bias: Vec<f64> = (0..4).map(|j: i32| -((j - 1).abs() as f64) / 2.0).collect();
+    let prior = softmax(&bias);
+    says(
+        THEORY,
+        &theory,
+        &format!("`softmax = {}`", show(&prior)),
+        "the arithmetic",
+    );
+    // content scores (0, 0, 1, 0): the posterior is softmax(bias + scores)
+    let post = softmax(&[bias[0], bias[1], bias[2] + 1.0, bias[3]]);
+    says(
+        THEORY,
+        &theory,
+        &format!("renormalised: `{}`", show(&post)),
+        "the arithmetic",
+    );
+}
