@@ -221,6 +221,11 @@ fn the_lag_k_tour_readme_caption_and_worked_example_are_what_the_runs_give() {
     for h in 0..4 {
         assert_eq!(first[h][4], last[h][4], "alpha of head {h}");
     }
+    let line = format!(
+        "`1/beta_1` (second number of the `1/beta` column) went from {} to {}",
+        first[1][7], last[1][7]
+    );
+    says(TOUR, &tour, &line, "the lag-k AT5 run");
     // "the other heads' 1/beta moved by less than 0.5"
     let dist = |rows: &Vec<Vec<String>>, h: usize| rows[h][7].parse::<f64>().unwrap();
     for h in [0, 2, 3] {
@@ -251,6 +256,11 @@ fn the_lag_k_tour_readme_caption_and_worked_example_are_what_the_runs_give() {
     }
     let ceiling = format!("{:.1} %", 100.0 * shared_bucket_ceiling());
     assert_eq!(ceiling, "41.2 %");
+    // "T5 stays below that ceiling"
+    let t5 = record(&dir("t5"))["best"]["test"]["accuracy"]
+        .as_f64()
+        .unwrap();
+    assert!(t5 < shared_bucket_ceiling(), "T5 {t5}");
     says(TOUR, &tour, &ceiling, "four draws from eight symbols");
 
     // theory.md's worked example: offset -16 of head 1 at epoch 80
@@ -386,6 +396,7 @@ fn the_reber_tour_is_what_the_runs_give() {
         }
     });
     let rec = record(&root.join("runs/tour/reber-at5"));
+    let mut distances = Vec::new();
     for e in [0, 10, 20, 40, 60] {
         let rows = prior_at("reber-at5", e, &root);
         says(
@@ -394,7 +405,20 @@ fn the_reber_tour_is_what_the_runs_give() {
             &epoch_row(e, &rows, &[7], &rec),
             "the Reber AT5 run",
         );
+        distances.push(rows[2][7].clone());
     }
+    // head 2's saturation distance, and the part of [0, 1) that f spans over 63 offsets
+    let (d0, d60) = (&distances[0], &distances[4]);
+    let span = |d: &str| format!("{:.2}", -(-63.0 / d.parse::<f64>().unwrap()).exp_m1());
+    let line = format!(
+        "went from {d0} at epoch 0 to {d60} at epoch 60. With `1/beta = {}`",
+        d0.trim_end_matches(".00")
+    );
+    says(TOUR, &tour, &line, "the Reber AT5 run");
+    let line = format!("only spans `[0, {}]`", span(d0));
+    says(TOUR, &tour, &line, "f at head 2's distance");
+    let line = format!("at {d60} it spans `[0, {}]`", span(d60));
+    says(TOUR, &tour, &line, "f at head 2's distance");
     for (b, name) in [("at5", "AT5"), ("t5", "T5")] {
         let args = format!(
             "--checkpoint runs/tour/reber-{b}/checkpoint.bin --out /tmp/reber-{b}-final --threads 1"
@@ -429,6 +453,7 @@ fn the_process_50_tour_is_what_the_runs_give() {
         }
     });
     let rec = record(&root.join("runs/tour/process50-at5-100"));
+    let mut snaps = Vec::new();
     for e in [0, 25, 50, 100] {
         let rows = prior_at("process50-at5-100", e, &root);
         says(
@@ -437,7 +462,16 @@ fn the_process_50_tour_is_what_the_runs_give() {
             &epoch_row(e, &rows, &[6, 7], &rec),
             "the Process-50 AT5 run",
         );
+        snaps.push(rows);
     }
+    let (first, last) = (&snaps[0], &snaps[3]);
+    let line = format!(
+        "head 3's `1/alpha` went from {} to {} and its `1/beta` from {} to {}",
+        first[3][6], last[3][6], first[3][7], last[3][7]
+    );
+    says(TOUR, &tour, &line, "the Process-50 AT5 run");
+    // "and head 0's 1/alpha not at all"
+    assert!(snaps.iter().all(|s| s[0][6] == first[0][6]));
     let mut first25 = Vec::new();
     for (b, name) in [("at5", "AT5"), ("t5", "T5")] {
         let args = format!(
