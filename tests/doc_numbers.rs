@@ -41,7 +41,7 @@ fn shows(path: &str, text: &str, command: &str) {
 fn says(path: &str, text: &str, line: &str, from: &str) {
     assert!(
         normalise(text).contains(&normalise(line)),
-        "{path} should say\n{line}\nwhich is what {from} gives today: rerun it and update the page"
+        "{path} should say\n{line}\n(from {from}, as the code runs today): rerun the page's command and update it"
     );
 }
 
