@@ -1,15 +1,18 @@
 //! `gradcheck`: checks the learnable bucketization — tape gradients of every bias family's
 //! parameters against central differences, and T5's boundaries, which have no gradient.
+use at5::autodiff::gradcheck::{ABS_TOL, MAX_COORDS, REL_TOL};
 use at5::cli::usage_error;
 use at5::nn::check::{
-    BiasCheck, CHECK_LEN, MIN_RELU_MARGIN, T5Probe, check_bias_gradients, small_bias,
+    BiasCheck, CHECK_INIT_STD, CHECK_LEN, CHECK_STEP, CheckOptions, CheckPath, MIN_RELU_MARGIN,
+    T5Probe, VACUOUS_FACTOR, check_bias_gradients_with, small_bias_with,
 };
 use at5::position::FAMILIES;
 use at5::report::Table;
 use clap::Parser;
 
 /// Compare tape gradients with central differences for each position-bias parameter tensor
-/// of a tiny f64 model (D = 8, H = 2, L = 6, one layer, a padded batch, cross-entropy).
+/// of a tiny f64 model (D = 8, H = 2, a padded batch, cross-entropy), on the whole graph and on
+/// the pruned pooled-row path training uses.
 #[derive(Parser, Debug)]
 #[command(name = "gradcheck", version)]
 struct Cli {
@@ -19,6 +22,19 @@ struct Cli {
     /// Seed of the model's initialisation.
     #[arg(long, default_value_t = 11)]
     seed: u64,
+    /// Sequence length L of the checked model (3 to 64).
+    #[arg(long, default_value_t = CHECK_LEN)]
+    len: usize,
+    /// Init std of the AT5 and AT5-NoB MLPs (the paper's is 0.01: try it to see a vacuous pass).
+    #[arg(long, default_value_t = CHECK_INIT_STD)]
+    init_std: f64,
+    /// Central-difference step.
+    #[arg(long, default_value_t = CHECK_STEP)]
+    h: f64,
+    /// Negative control: flip the sign of every bias tensor's tape gradient before comparing,
+    /// to see what a failing check looks like (exit code 1).
+    #[arg(long)]
+    perturb_backward: bool,
 }
 
 fn main() {
@@ -28,13 +44,21 @@ fn main() {
         Some(b) => vec![b.as_str()],
         None => FAMILIES.to_vec(),
     };
+    let opts = CheckOptions {
+        len: cli.len,
+        init_std: cli.init_std,
+        h: cli.h,
+        perturb_backward: cli.perturb_backward,
+    };
+    opts.check().unwrap_or_else(|e| usage_error(e));
     let configs: Vec<_> = names
         .iter()
-        .map(|n| small_bias(n).unwrap_or_else(|e| usage_error(format!("--bias: {e}"))))
+        .map(|n| small_bias_with(n, &opts).unwrap_or_else(|e| usage_error(format!("--bias: {e}"))))
         .collect();
     let mut table = Table::new(
         "family",
         [
+            "path",
             "parameter",
             "size",
             "checked",
@@ -46,17 +70,33 @@ fn main() {
         0,
     );
     let mut checks: Vec<BiasCheck> = Vec::new();
-    for cfg in &configs {
-        let check = check_bias_gradients(cfg, cli.seed).unwrap_or_else(|e| usage_error(e));
+    let mut vacuous = Vec::new();
+    for (cfg, path) in configs
+        .iter()
+        .flat_map(|c| CheckPath::ALL.map(move |p| (c, p)))
+    {
+        let check = check_bias_gradients_with(cfg, cli.seed, path, &opts)
+            .unwrap_or_else(|e| usage_error(e));
         for p in &check.params {
             let r = &p.report;
             let name = match p.name.strip_prefix("bias.") {
                 Some(short) => short.to_string(),
-                None => format!("{} (worst: {})", p.name, p.worst),
+                // the worst coordinate means something only where an error was measured
+                None if r.max_rel_err > 0.0 => format!("{} (worst: {})", p.name, p.worst),
+                None => p.name.clone(),
             };
+            if p.vacuous() {
+                vacuous.push(format!(
+                    "{} {} {name}: largest gradient {:.1e}",
+                    check.family,
+                    path.name(),
+                    p.max_grad
+                ));
+            }
             table.row(
                 check.family,
                 [
+                    path.name().to_string(),
                     name,
                     p.size.to_string(),
                     r.checked.to_string(),
@@ -69,12 +109,17 @@ fn main() {
         }
         checks.push(check);
     }
-    at5::outln!(
-        "Tape gradient vs central difference (h = 1e-5) of the loss of a tiny f64 model, per \
-         parameter tensor; pass: |a - n| <= 1e-8 + 1e-6 max(|a|, |n|) at every checked \
-         coordinate.\n"
-    );
+    print_config(&opts);
     at5::out!("{}", table.to_markdown());
+    if !vacuous.is_empty() {
+        at5::outln!(
+            "\nwarning: {} tensor(s) with every gradient below {VACUOUS_FACTOR} x the absolute \
+             tolerance {ABS_TOL:.0e}: they pass whatever the backward computes, so their pass \
+             shows nothing (raise --init-std):\n  {}",
+            vacuous.len(),
+            vacuous.join("\n  ")
+        );
+    }
     let mut ok = true;
     for c in &checks {
         match c.relu_margin {
@@ -92,7 +137,10 @@ fn main() {
     }
     let margins: Vec<String> = checks
         .iter()
-        .filter_map(|c| c.relu_margin.map(|m| format!("{} {m:.2e}", c.family)))
+        .filter_map(|c| {
+            c.relu_margin
+                .map(|m| format!("{} {} {m:.2e}", c.family, c.path.name()))
+        })
         .collect();
     if !margins.is_empty() {
         at5::outln!(
@@ -101,7 +149,7 @@ fn main() {
         );
     }
     if names.contains(&"t5") {
-        t5_boundaries(cli.seed);
+        t5_boundaries(cli.seed, cli.len);
     }
     if !ok {
         at5::outln!("\nFAILED");
@@ -109,11 +157,41 @@ fn main() {
     }
 }
 
+/// What was checked, before the table: the model, each family's small variant, both paths,
+/// the coordinates, the step and the pass rule.
+fn print_config(opts: &CheckOptions) {
+    let (l, h) = (opts.len, opts.h);
+    at5::outln!(
+        "Tape gradient vs central difference of the loss of a tiny f64 model, per parameter \
+         tensor.\n\
+         model: D = 8, H = 2, FFN 16, vocab 5, 3 classes, L = {l}, cross-entropy on a batch of 2 \
+         (the second padded in its last 2 slots); weights outside the bias scaled x8, no dropout\n\
+         paths: whole = 1 layer, mean pooling, every query row; pruned = 2 layers, last-slot \
+         pooling, the last block computes the pooled row alone (as training does)\n\
+         biases: t5 8 buckets up to distance {l}; at5/at5-nob MLP widths 4 and 3, init std {}; \
+         at5 slopes a, c ~ U(1, 10) (so a, c > 0: the ReLU's a < 0 side is not checked); \
+         fire width 6\n\
+         coordinates: every one of each bias tensor (evenly sampled beyond {MAX_COORDS}); the \
+         rest of the model as one row, up to {MAX_COORDS} per tensor\n\
+         h = {h:e}; pass: |a - n| <= {ABS_TOL:.0e} + {REL_TOL:.0e} max(|a|, |n|) at every \
+         coordinate; max rel error is over coordinates with |a - n| > {ABS_TOL:.0e} (0 when \
+         none)",
+        opts.init_std
+    );
+    if opts.perturb_backward {
+        at5::outln!(
+            "negative control (--perturb-backward): every bias tensor's tape gradient has its \
+             sign flipped before the comparison; each tensor with a gradient must FAIL"
+        );
+    }
+    at5::outln!();
+}
+
 /// Shows that T5's bucket boundaries get no gradient: the bias is piecewise constant in them.
-fn t5_boundaries(seed: u64) {
-    let probe = T5Probe::new(seed).unwrap_or_else(|e| usage_error(e));
+fn t5_boundaries(seed: u64, len: usize) {
+    let probe = T5Probe::with_len(seed, len).unwrap_or_else(|e| usage_error(e));
     let d0 = probe.max_distance as f64;
-    let l = CHECK_LEN as i64 - 1;
+    let l = len as i64 - 1;
     at5::outln!(
         "\nt5 bucket boundaries ({} buckets, offsets -{l}..={l}): the bias b(n; D) = \
          table[bucket(n; D)] with the boundary D = max_distance made real-valued.",

@@ -3,7 +3,8 @@
 use at5::cli::{init_threads, usage_error};
 use at5::report::{Table, read_json};
 use at5::train::{
-    RECORD, RunRecord, Trainer, compare_priors, list_snapshots, prior_by_epoch, prior_report,
+    RECORD, RunRecord, Trainer, compare_priors, explain_offset, list_snapshots, prior_by_epoch,
+    prior_report,
 };
 use clap::Parser;
 use std::path::PathBuf;
@@ -36,12 +37,28 @@ struct Cli {
     /// Worker threads (0: all cores).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Instead of the figures: follow this offset n (AT5 only) through f, the MLP, the bias,
+    /// the prior and the posterior of --example, and back through the chain rule.
+    #[arg(long, allow_hyphen_values = true)]
+    explain: Option<i64>,
+    /// The head --explain follows (default: the one whose prior at n is largest).
+    #[arg(long)]
+    head: Option<usize>,
 }
 
 fn main() {
     let cli = at5::cli::parse::<Cli>();
     init_threads(cli.threads);
     let trainer = Trainer::from_checkpoint(&cli.checkpoint).unwrap_or_else(|e| usage_error(e));
+    if let Some(n) = cli.explain {
+        let e =
+            explain_offset(&trainer, cli.head, n, cli.example).unwrap_or_else(|e| usage_error(e));
+        at5::out!("{}", e.text);
+        return;
+    }
+    if cli.head.is_some() {
+        usage_error("--head: only with --explain");
+    }
     // Before any figure is written: a comparison checkpoint, or snapshots, that cannot be read
     // would fail after them.
     if let Some(p) = cli.compare.iter().find(|p| !p.is_file()) {

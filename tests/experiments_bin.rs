@@ -648,3 +648,37 @@ fn init_study_runs_a_tiny_row_and_prints_its_scaling_table() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn buckets_prints_t5_beside_f_and_refuses_bad_flags() {
+    let exe = env!("CARGO_BIN_EXE_buckets");
+    let out = Command::new(exe)
+        .args(["--len", "20", "--max-distance", "16", "--distances", "2,8"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    // offsets 0 ..= -19, T5's exact buckets first, f = 1 - exp(-m/d)
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| l.starts_with("| -") && !l.starts_with("| ---"))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), 20, "{text}");
+    assert_eq!(rows[3], ["-3", "3", "0.777", "0.313"]);
+    assert_eq!(
+        rows[19][1], "15",
+        "beyond max_distance: the last bucket of the direction"
+    );
+    for bad in [
+        vec!["--lag", "32"],
+        vec!["--distances", "0"],
+        vec!["--num-buckets", "2"],
+        vec!["--len", "1"],
+    ] {
+        let out = Command::new(exe).args(&bad).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{bad:?}: {err}");
+    }
+}

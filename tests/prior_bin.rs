@@ -255,3 +255,74 @@ fn the_pooled_query_follows_the_pooling() {
     assert_eq!(pooled_query(Pooling::First, 10), 0);
     assert_eq!(pooled_query(Pooling::Mean, 10), 5);
 }
+
+#[test]
+fn explain_agrees_with_the_model_and_the_tape_and_refuses_what_it_cannot_follow() {
+    let dir = tmp("explain");
+    train_tiny_for("at5", &dir, 3, &[]);
+    let ckpt = dir.join("checkpoint.bin");
+    let trainer = Trainer::from_checkpoint(&ckpt).unwrap();
+    // every offset of both directions, every head: the hand computation in f64 matches the
+    // model's bias, prior and posterior and the tape's d ln prior / d slope parameter
+    for n in [-9, -3, -1, 0] {
+        for head in 0..2 {
+            let e = train::explain_offset(&trainer, Some(head), n, 0).unwrap();
+            assert!(e.worst_mismatch < 1e-4, "n = {n}, head {head}: {}", e.text);
+            assert!(e.text.contains(&format!("offset n = {n}")), "{}", e.text);
+        }
+    }
+    // the default head is the one whose prior at n is largest
+    let auto = train::explain_offset(&trainer, None, -3, 0).unwrap();
+    let q = pooled_query(trainer.model.config.pooling, trainer.data.max_len);
+    let rows = trainer
+        .model
+        .prior_row(&trainer.store, trainer.data.max_len, q);
+    let best = (0..2)
+        .max_by(|&a, &b| rows[a][q - 3].total_cmp(&rows[b][q - 3]))
+        .unwrap();
+    assert!(
+        auto.text.contains(&format!("head {best},")),
+        "{}",
+        auto.text
+    );
+
+    let out = prior(&[
+        "--checkpoint",
+        ckpt.to_str().unwrap(),
+        "--explain",
+        "-3",
+        "--head",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "f(n) = 1 - exp(-beta |n|)",
+        "prior(n) =",
+        "posterior(n) =",
+        "d ln prior(n)/dc",
+    ] {
+        assert!(text.contains(want), "no {want:?} in\n{text}");
+    }
+    assert!(!dir.join("prior").exists(), "--explain writes no figures");
+
+    let t5 = tmp("explain-t5");
+    train_tiny("t5", &t5);
+    let t5_ckpt = t5.join("checkpoint.bin");
+    for (ck, args) in [
+        (&ckpt, vec!["--explain", "5"]),
+        (&ckpt, vec!["--explain", "-1", "--head", "7"]),
+        (&ckpt, vec!["--head", "1"]),
+        (&t5_ckpt, vec!["--explain", "-3"]),
+    ] {
+        let mut all = vec!["--checkpoint", ck.to_str().unwrap()];
+        all.extend(args.iter().copied());
+        let out = prior(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("error: "), "{all:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{all:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&t5);
+}

@@ -204,7 +204,7 @@ pub struct RunArgs {
     /// Bias family: none, sinusoidal, t5, t5-nob, at5, at5-nob, alibi, kerple-log, fire.
     #[arg(long, default_value = "at5")]
     pub bias: String,
-    /// paper (DESIGN §3's sizes and epochs) or quick (minutes).
+    /// paper (the paper's sizes and epochs per task) or quick (minutes).
     #[arg(long, default_value = "quick")]
     pub preset: String,
     #[arg(long)]

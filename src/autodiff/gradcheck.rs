@@ -20,6 +20,15 @@ pub struct GradcheckReport {
 /// Coordinates compared per input at most; larger inputs are sampled evenly.
 pub const MAX_COORDS: usize = 200;
 
+/// The central-difference step of [`gradcheck`] (and the `gradcheck` binary's default).
+pub const STEP: f64 = 1e-5;
+
+/// The absolute tolerance: below it a difference is f64 rounding of the loss divided by `2h`.
+pub const ABS_TOL: f64 = 1e-8;
+
+/// The relative tolerance, applied to `max(|a|, |n|)`.
+pub const REL_TOL: f64 = 1e-6;
+
 /// Checks the tape gradient of `f` at `inputs` against central differences, by the rule of
 /// [`compare_central`].
 ///
@@ -54,23 +63,23 @@ pub fn gradcheck<G: Fn(&mut Tape<f64>, &[Var]) -> Var>(f: G, inputs: &[Tensor]) 
         t.value(o).data[0]
     };
     let analytic = |i: usize, e: usize| grads.get(vars[i]).map_or(0.0, |g| g.data[e]);
-    compare_central(&sizes, analytic, shifted).0
+    compare_central(&sizes, STEP, analytic, shifted).0
 }
 
 /// The rule of every gradient check in the crate: the tape's derivative `analytic(i, e)` of
 /// coordinate `e` of tensor `i` (of `sizes[i]` scalars) against the central difference
-/// `(f(x + h) - f(x - h)) / 2h` with `h = 1e-5`, where `shifted(i, e, d)` evaluates `f` with
-/// that coordinate moved by `d`. Tensors larger than [`MAX_COORDS`] are sampled evenly. A
-/// coordinate passes when `|a - n| <= 1e-8 + 1e-6·max(|a|, |n|)`; the relative error is
-/// reported among coordinates whose absolute error exceeds the absolute tolerance, 1e-8 (below
-/// it a relative error measures rounding, not the gradient). Also returns the largest `|a|`:
-/// a check of a gradient that is 0 everywhere shows nothing.
+/// `(f(x + h) - f(x - h)) / 2h`, where `shifted(i, e, d)` evaluates `f` with that coordinate
+/// moved by `d`. Tensors larger than [`MAX_COORDS`] are sampled evenly. A coordinate passes
+/// when `|a - n| <= ABS_TOL + REL_TOL·max(|a|, |n|)`; the relative error is reported among
+/// coordinates whose absolute error exceeds [`ABS_TOL`] (below it a relative error measures
+/// rounding, not the gradient). Also returns the largest `|a|`: a check of a gradient that is
+/// 0 everywhere, or far below `ABS_TOL`, passes without showing anything.
 pub fn compare_central(
     sizes: &[usize],
+    h: f64,
     analytic: impl Fn(usize, usize) -> f64,
     mut shifted: impl FnMut(usize, usize, f64) -> f64,
 ) -> (GradcheckReport, f64) {
-    let h = 1e-5;
     let mut rep = GradcheckReport {
         max_abs_err: 0.0,
         max_rel_err: 0.0,
@@ -86,11 +95,11 @@ pub fn compare_central(
             max_grad = max_grad.max(ana.abs());
             let abs = (ana - num).abs();
             let scale = ana.abs().max(num.abs());
-            if abs > 1e-8 + 1e-6 * scale {
+            if abs > ABS_TOL + REL_TOL * scale {
                 rep.passed = false;
             }
             rep.max_abs_err = rep.max_abs_err.max(abs);
-            if abs > 1e-8 && abs / scale > rep.max_rel_err {
+            if abs > ABS_TOL && abs / scale > rep.max_rel_err {
                 rep.max_rel_err = abs / scale;
                 rep.worst = (i, e);
             }

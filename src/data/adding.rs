@@ -15,7 +15,7 @@ pub const T1_RANGE: usize = 10;
 pub const MIN_SEQ_LEN: usize = T1_RANGE;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-/// The adding problem's sizes (DESIGN §2): T pairs `(value, marker)`, target `0.5 + (v[t1] + v[t2]) / 4`.
+/// The adding problem's sizes (the paper's task): T pairs `(value, marker)`, target `0.5 + (v[t1] + v[t2]) / 4`.
 pub struct AddingConfig {
     /// T; the paper uses 100 and 500.
     pub seq_len: usize,

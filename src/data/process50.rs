@@ -31,7 +31,7 @@ pub struct Chain {
 pub const CHAINS: [Chain; 2] = [Chain { p01: 0.2, p10: 0.4 }, Chain { p01: 0.3, p10: 0.6 }];
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-/// Process-50's sizes (DESIGN §2): binary sequences from one of two Markov chains.
+/// Process-50's sizes (the paper's task): binary sequences from one of two Markov chains.
 pub struct Process50Config {
     /// Sequence length (50 in the paper).
     pub seq_len: usize,

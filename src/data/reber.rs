@@ -33,7 +33,7 @@ pub const VOCAB_SIZE: usize = 8;
 pub const MIN_STRING_LEN: usize = 14;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-/// Embedded Reber's sizes (DESIGN §2): the label is the token that opens the string.
+/// Embedded Reber's sizes (the paper's task): the label is the token that opens the string.
 pub struct ReberConfig {
     /// Unique examples generated for the train split.
     pub train: usize,

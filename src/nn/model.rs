@@ -48,7 +48,7 @@ pub enum BiasScope {
     PerLayer,
 }
 
-/// Dropout rates (DESIGN §3: attention probs, hidden, input).
+/// Dropout rates (the paper's three: attention probabilities, hidden, input).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Dropouts {
     /// Dropout on the input embeddings.

@@ -98,7 +98,7 @@ pub struct MlpOptions {
 }
 
 impl Default for MlpOptions {
-    /// DESIGN §1: widths 15 and 2, init std 0.01, no dropout, the paper's init.
+    /// The paper's: widths 15 and 2, init std 0.01, no dropout, the paper's init.
     fn default() -> MlpOptions {
         MlpOptions {
             l1: 15,
@@ -558,7 +558,7 @@ pub struct At5Options {
 }
 
 impl Default for At5Options {
-    /// DESIGN §1: slopes U(1, 10), the MLPs' defaults.
+    /// The paper's: slopes U(1, 10), the MLPs' defaults.
     fn default() -> At5Options {
         At5Options {
             slope_min: 1.0,

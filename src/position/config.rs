@@ -21,7 +21,7 @@ pub trait Family: Sized {
     const NAME: &'static str;
     /// Whether it has learnable parameters.
     const LEARNED: bool;
-    /// Its options, as run records store them; `Default` gives DESIGN §1's values. A family
+    /// Its options, as run records store them; `Default` gives the paper's values. A family
     /// without options uses [`NoOptions`] and is stored as its bare name.
     type Options: Clone + fmt::Debug + PartialEq + Default + Serialize + DeserializeOwned + 'static;
 
@@ -76,7 +76,7 @@ macro_rules! families {
             /// The variant names records use, in registration order.
             const VARIANTS: &'static [&'static str] = &[$(stringify!($variant)),*];
 
-            /// The family called `name` with its default options (DESIGN §1: 32 buckets up to
+            /// The family called `name` with its default options (the paper's: 32 buckets up to
             /// distance 128; AT5 slopes U(1, 10), widths 15 and 2, init std 0.01; FIRE width 32).
             pub fn from_name(name: &str) -> Result<BiasConfig, String> {
                 $(

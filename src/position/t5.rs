@@ -156,7 +156,7 @@ pub struct T5Options {
 }
 
 impl Default for T5Options {
-    /// DESIGN §1: 32 buckets up to distance 128, both directions.
+    /// The paper's: 32 buckets up to distance 128, both directions.
     fn default() -> T5Options {
         T5Options {
             num_buckets: 32,

@@ -513,7 +513,7 @@ impl BiasRequest {
     }
 
     /// Sets the given options on `bias`, the preset's config of the same family; a given
-    /// input-dropout rate is also the MLPs' dropout (DESIGN §1).
+    /// input-dropout rate is also the MLPs' dropout (the paper ties the two).
     fn apply(&self, bias: &mut BiasConfig, dropout_input: Option<f64>) -> Result<(), String> {
         match (self, &mut *bias) {
             (

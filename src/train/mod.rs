@@ -12,6 +12,7 @@ mod preset;
 mod prior;
 mod record;
 mod trainer;
+mod walkthrough;
 
 pub use batch::make_batch;
 pub use config::{
@@ -28,6 +29,7 @@ pub use prior::{
 };
 pub use record::RunRecord;
 pub use trainer::{Best, EpochRecord, TrainState, Trainer};
+pub use walkthrough::{Explanation, StaircaseRow, explain_offset, staircase, staircase_figure};
 
 use crate::report::write_json;
 use std::path::{Path, PathBuf};

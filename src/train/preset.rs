@@ -1,4 +1,5 @@
-//! The presets: the paper's protocol (DESIGN §3) per task and family, and the quick reduction.
+//! The presets: the paper's protocol (sizes, epochs, learning rates, dropouts) per task and
+//! family, and the quick reduction.
 use super::config::{ModelSpec, TaskSource, TrainConfig};
 use crate::data::{AddingConfig, LagKConfig, Process50Config, ReberConfig, TaskConfig, TaskKind};
 use crate::nn::{BiasScope, Dropouts, PooledHead, Pooling};
@@ -8,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// The paper's protocol, or a reduced one that runs in minutes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Preset {
-    /// The paper's sizes, epochs and learning rates (DESIGN §3).
+    /// The paper's sizes, epochs and learning rates, per task.
     Paper,
     /// A small, fast-learning reduction that runs in minutes.
     Quick,
@@ -114,7 +115,7 @@ pub fn task_length(cfg: &TaskConfig) -> usize {
     }
 }
 
-/// A bias family with the options DESIGN §1/§3 give for this task, and AT5's MLP dropout:
+/// A bias family with the options the paper gives it on this task, and AT5's MLP dropout:
 /// its rate, and whether it is drawn per grid cell.
 pub fn bias_for(
     name: &str,
@@ -151,7 +152,7 @@ pub fn pooling_for(kind: TaskKind) -> Pooling {
     }
 }
 
-/// The paper's protocol (DESIGN §3) for a task and bias, or the quick preset's reduction.
+/// The paper's protocol for a task and bias, or the quick preset's reduction.
 pub fn preset_config(
     kind: TaskKind,
     bias: &str,
