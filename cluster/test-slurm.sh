@@ -209,9 +209,11 @@ import json, os, sys
 local, cluster = sys.argv[1:]
 TIMES = {"train_seconds", "steps_per_second", "seconds"}
 import re
-# A task killed inside an atomic write leaves its temp file (`.record.json.tmp.PID.N`) beside
-# the file it was replacing; nothing reads it.
-LEFTOVER = re.compile(r"^\..+\.tmp\.[0-9]+\.[0-9]+$")
+# A task killed inside an atomic write leaves its temp file (`.record.json.tmp.XXXXXX`, a random
+# suffix) beside the file it was replacing; nothing reads it.
+LEFTOVER = re.compile(r"^\..+\.tmp\..+$")
+# The folder lock holds its last writer's pid: compared by presence, like a checkpoint.
+BY_PRESENCE = (".bin", ".at5.lock")
 def files(root):
     return sorted(os.path.relpath(os.path.join(d, f), root)
                   for d, _, fs in os.walk(root) for f in fs if not LEFTOVER.match(f))
@@ -224,11 +226,11 @@ def untimed(v):
 a, b = files(local), files(cluster)
 if a != b:
     sys.exit(f"different files: only here {sorted(set(a) - set(b))}, only there {sorted(set(b) - set(a))}")
-counts = {"records": 0, "other JSON files": 0, "report files": 0, "checkpoints": 0}
+counts = {"records": 0, "other JSON files": 0, "report files": 0, "checkpoints": 0, "locks": 0}
 for f in a:
     pa, pb = os.path.join(local, f), os.path.join(cluster, f)
-    if f.endswith(".bin"):
-        counts["checkpoints"] += 1
+    if f.endswith(BY_PRESENCE):
+        counts["checkpoints" if f.endswith(".bin") else "locks"] += 1
     elif f.endswith(".json"):
         ja, jb = (untimed(json.load(open(p))) for p in (pa, pb))
         if ja != jb:
@@ -240,6 +242,7 @@ for f in a:
         counts["report files"] += 1
 print("test-slurm: equal to the local run: {records} records and {other JSON files} other JSON "
       "files (plan, results.json, priors) but for their timings, {report files} report files "
-      "(table, figures) byte for byte; {checkpoints} checkpoints present in both".format(**counts))
+      "(table, figures) byte for byte; {checkpoints} checkpoints and {locks} folder locks present "
+      "in both".format(**counts))
 EOF
 say "passed"
