@@ -80,6 +80,22 @@ fn run(bin: &str, args: &str, root: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Checks that the tour shows each `train` command, then runs them side by side in `root`.
+fn train_as_shown(tour: &str, commands: &[&str], root: &Path) {
+    for args in commands {
+        shows(
+            TOUR,
+            tour,
+            &format!("cargo run --release --bin train -- {args}"),
+        );
+    }
+    std::thread::scope(|s| {
+        for &args in commands {
+            s.spawn(move || run("train", args, root));
+        }
+    });
+}
+
 /// The rows of the Markdown table in a binary's output (header and rule left out), as cells.
 fn table(out: &str) -> Vec<Vec<String>> {
     out.lines()
@@ -382,19 +398,7 @@ fn the_reber_tour_is_what_the_runs_give() {
     let at5 = "--task reber --bias at5 --epochs 60 --snapshots 0,10,20,40,60 --threads 1 --quiet \
                --out runs/tour/reber-at5";
     let t5 = "--task reber --bias t5 --epochs 60 --threads 1 --quiet --out runs/tour/reber-t5";
-    for args in [at5, t5] {
-        shows(
-            TOUR,
-            &tour,
-            &format!("cargo run --release --bin train -- {args}"),
-        );
-    }
-    std::thread::scope(|s| {
-        for args in [at5, t5] {
-            let root = &root;
-            s.spawn(move || run("train", args, root));
-        }
-    });
+    train_as_shown(&tour, &[at5, t5], &root);
     let rec = record(&root.join("runs/tour/reber-at5"));
     let mut distances = Vec::new();
     for e in [0, 10, 20, 40, 60] {
@@ -439,19 +443,7 @@ fn the_process_50_tour_is_what_the_runs_give() {
                --quiet --out runs/tour/process50-at5-100";
     let t5 = "--task process50 --bias t5 --epochs 100 --threads 1 --quiet --out \
               runs/tour/process50-t5-100";
-    for args in [at5, t5] {
-        shows(
-            TOUR,
-            &tour,
-            &format!("cargo run --release --bin train -- {args}"),
-        );
-    }
-    std::thread::scope(|s| {
-        for args in [at5, t5] {
-            let root = &root;
-            s.spawn(move || run("train", args, root));
-        }
-    });
+    train_as_shown(&tour, &[at5, t5], &root);
     let rec = record(&root.join("runs/tour/process50-at5-100"));
     let mut snaps = Vec::new();
     for e in [0, 25, 50, 100] {
