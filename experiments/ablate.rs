@@ -1,7 +1,7 @@
 //! `ablate`: no-bucket ablations beside their bucketed versions, and the head-prior ablation.
-use at5::experiments::ablate;
-use at5::experiments::learned::Missing;
-use at5::sweep::{self, SweepArgs};
+use at5_app::experiments::ablate;
+use at5_app::experiments::learned::Missing;
+use at5_app::sweep::{self, SweepArgs};
 use clap::Parser;
 
 /// T5 vs T5-NoB and AT5 vs AT5-NoB on the reproduce tasks (sharing reproduce's runs when given
@@ -16,8 +16,8 @@ struct Cli {
 }
 
 fn main() {
-    let cli = at5::cli::parse::<Cli>();
-    at5::cli::check_seeds(cli.seeds);
+    let cli = at5_app::cli::parse::<Cli>();
+    at5_app::cli::check_seeds(cli.seeds);
     let plan = ablate::plan(cli.sweep.preset(), cli.seeds);
     sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
         ablate::report(root, plan, recs, Missing::Refuse)

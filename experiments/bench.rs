@@ -1,7 +1,7 @@
 //! `bench`: training-step timings of the benchmark configs, GEMM throughput, and a scaling
-//! sweep (the fixtures and measurements live in `at5::bench`).
-use at5::bench::{BenchArgs, bench_gemm, bench_scaling, bench_steps};
-use at5::cli::{init_allocator, init_threads, usage_error};
+//! sweep (the fixtures and measurements live in `at5_app::bench`).
+use at5_app::bench::{BenchArgs, bench_gemm, bench_scaling, bench_steps};
+use at5_app::cli::{init_threads, usage_error};
 use clap::Parser;
 
 /// Time training steps (forward, backward, Adam) of a benchmark config on a random batch.
@@ -13,9 +13,8 @@ struct Cli {
 }
 
 fn main() {
-    let cli = at5::cli::parse::<Cli>().bench;
+    let cli = at5_app::cli::parse::<Cli>().bench;
     cli.check().unwrap_or_else(|e| usage_error(e));
-    init_allocator();
     init_threads(cli.threads);
     let threads = rayon::current_num_threads();
     let r = if cli.gemm {

@@ -1,6 +1,6 @@
 //! `buckets`: T5's fixed bucket staircase beside AT5's soft bucket f(n) for a few saturation
 //! distances, as a table and a figure (docs/theory.md's).
-use at5::cli::usage_error;
+use at5_app::cli::usage_error;
 use at5::report::Table;
 use at5::train::{staircase, staircase_figure};
 use clap::Parser;
@@ -32,7 +32,7 @@ struct Cli {
 }
 
 fn main() {
-    let cli = at5::cli::parse::<Cli>();
+    let cli = at5_app::cli::parse::<Cli>();
     if !(2..=4096).contains(&cli.len) {
         usage_error(format!("--len {}: must be between 2 and 4096", cli.len));
     }
@@ -61,12 +61,12 @@ fn main() {
         cells.extend(r.f.iter().map(|f| format!("{f:.3}")));
         table.row(format!("-{}", r.distance), cells);
     }
-    at5::outln!(
+    at5_app::outln!(
         "T5 ({} buckets, max_distance {}) and AT5's f(n) = 1 - exp(-|n| / d), offsets n <= 0:",
         cli.num_buckets,
         cli.max_distance
     );
-    at5::out!("{}", table.to_markdown());
+    at5_app::out!("{}", table.to_markdown());
     if let Some(out) = &cli.out {
         staircase_figure(
             out,
@@ -76,6 +76,6 @@ fn main() {
             &cli.distances,
         )
         .unwrap_or_else(|e| usage_error(e));
-        at5::outln!("wrote {}", out.display());
+        at5_app::outln!("wrote {}", out.display());
     }
 }

@@ -1,7 +1,7 @@
 //! `extrapolate`: train at length L, test at 2L and 4L, per bias family.
-use at5::experiments::learned::Missing;
-use at5::experiments::{extrapolate, reproduce};
-use at5::sweep::{self, SweepArgs};
+use at5_app::experiments::learned::Missing;
+use at5_app::experiments::{extrapolate, reproduce};
+use at5_app::sweep::{self, SweepArgs};
 use clap::Parser;
 
 /// Length extrapolation of every bias family on lag-k (L = 32, k = 4) and Adding-50.
@@ -18,9 +18,9 @@ struct Cli {
 }
 
 fn main() {
-    let cli = at5::cli::parse::<Cli>();
-    at5::cli::check_seeds(cli.seeds);
-    let biases = at5::cli::family_list(cli.biases.as_deref(), &reproduce::BIASES);
+    let cli = at5_app::cli::parse::<Cli>();
+    at5_app::cli::check_seeds(cli.seeds);
+    let biases = at5_app::cli::family_list(cli.biases.as_deref(), &reproduce::BIASES);
     let plan = extrapolate::plan(cli.sweep.preset(), cli.seeds, &biases);
     sweep::drive(plan, &cli.sweep, |root, plan, recs, _| {
         extrapolate::report(root, plan, recs, Missing::Refuse)

@@ -1,7 +1,7 @@
 //! `gradcheck`: checks the learnable bucketization — tape gradients of every bias family's
 //! parameters against central differences, and T5's boundaries, which have no gradient.
 use at5::autodiff::gradcheck::{ABS_TOL, MAX_COORDS, REL_TOL};
-use at5::cli::usage_error;
+use at5_app::cli::usage_error;
 use at5::nn::check::{
     BiasCheck, CHECK_INIT_STD, CHECK_LEN, CHECK_STEP, CheckOptions, CheckPath, MIN_RELU_MARGIN,
     T5Probe, VACUOUS_FACTOR, check_bias_gradients_with, small_bias_with,
@@ -38,8 +38,8 @@ struct Cli {
 }
 
 fn main() {
-    let cli = at5::cli::parse::<Cli>();
-    at5::cli::init_kernels();
+    let cli = at5_app::cli::parse::<Cli>();
+    at5_app::cli::init_kernels();
     let names: Vec<&str> = match &cli.bias {
         Some(b) => vec![b.as_str()],
         None => FAMILIES.to_vec(),
@@ -110,9 +110,9 @@ fn main() {
         checks.push(check);
     }
     print_config(&opts);
-    at5::out!("{}", table.to_markdown());
+    at5_app::out!("{}", table.to_markdown());
     if !vacuous.is_empty() {
-        at5::outln!(
+        at5_app::outln!(
             "\nwarning: {} tensor(s) with every gradient below {VACUOUS_FACTOR} x the absolute \
              tolerance {ABS_TOL:.0e}: they pass whatever the backward computes, so their pass \
              shows nothing (raise --init-std):\n  {}",
@@ -124,7 +124,7 @@ fn main() {
     for c in &checks {
         match c.relu_margin {
             Some(m) if m < MIN_RELU_MARGIN => {
-                at5::outln!(
+                at5_app::outln!(
                     "{}: a ReLU input is {m:.1e} from its kink (< {MIN_RELU_MARGIN:.0e}): the \
                      check is not meaningful at this seed",
                     c.family
@@ -143,7 +143,7 @@ fn main() {
         })
         .collect();
     if !margins.is_empty() {
-        at5::outln!(
+        at5_app::outln!(
             "\nsmallest |ReLU input| (must be >= {MIN_RELU_MARGIN:.0e}): {}",
             margins.join(", ")
         );
@@ -152,7 +152,7 @@ fn main() {
         t5_boundaries(cli.seed, cli.len);
     }
     if !ok {
-        at5::outln!("\nFAILED");
+        at5_app::outln!("\nFAILED");
         std::process::exit(1);
     }
 }
@@ -161,7 +161,7 @@ fn main() {
 /// the coordinates, the step and the pass rule.
 fn print_config(opts: &CheckOptions) {
     let (l, h) = (opts.len, opts.h);
-    at5::outln!(
+    at5_app::outln!(
         "Tape gradient vs central difference of the loss of a tiny f64 model, per parameter \
          tensor.\n\
          model: D = 8, H = 2, FFN 16, vocab 5, 3 classes, L = {l}, cross-entropy on a batch of 2 \
@@ -179,12 +179,12 @@ fn print_config(opts: &CheckOptions) {
         opts.init_std
     );
     if opts.perturb_backward {
-        at5::outln!(
+        at5_app::outln!(
             "negative control (--perturb-backward): every bias tensor's tape gradient has its \
              sign flipped before the comparison; each tensor with a gradient must FAIL"
         );
     }
-    at5::outln!();
+    at5_app::outln!();
 }
 
 /// Shows that T5's bucket boundaries get no gradient: the bias is piecewise constant in them.
@@ -192,7 +192,7 @@ fn t5_boundaries(seed: u64, len: usize) {
     let probe = T5Probe::with_len(seed, len).unwrap_or_else(|e| usage_error(e));
     let d0 = probe.max_distance as f64;
     let l = len as i64 - 1;
-    at5::outln!(
+    at5_app::outln!(
         "\nt5 bucket boundaries ({} buckets, offsets -{l}..={l}): the bias b(n; D) = \
          table[bucket(n; D)] with the boundary D = max_distance made real-valued.",
         probe.num_buckets
@@ -204,14 +204,14 @@ fn t5_boundaries(seed: u64, len: usize) {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    at5::outln!(
+    at5_app::outln!(
         "  D = {d0} (the model's): max |b(D+h) - b(D-h)| / 2h = {}",
         at(d0)
     );
     let range = (2.0, 16.0);
     let jumps = probe.jumps(range);
     for (d, m, k) in &jumps {
-        at5::outln!(
+        at5_app::outln!(
             "  D = {d:.4} (distance {m} moves between buckets {} and {}): {}",
             k - 1,
             k,
@@ -219,12 +219,12 @@ fn t5_boundaries(seed: u64, len: usize) {
         );
     }
     let (points, nonzero, near) = probe.scan((2.01, 16.0), 1399, 1e-3);
-    at5::outln!(
+    at5_app::outln!(
         "  scan of D over [2.01, 16] ({points} points, h = 1e-3): non-zero at {nonzero}, {} \
          within h of a jump point",
         if near { "every one" } else { "NOT every one" }
     );
-    at5::outln!(
+    at5_app::outln!(
         "  => d b / d D is 0 almost everywhere and undefined at the {} jumps (the quotient \
          grows as 1/h there); T5 learns only its table (the t5 table row above).",
         jumps.len()

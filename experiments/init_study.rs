@@ -1,7 +1,7 @@
 //! `init-study`: AT5 with the paper's MLP init against the alive init, 5 seeds per cell.
-use at5::cli::usage_error;
-use at5::experiments::{flat_start, init};
-use at5::sweep::{self, SweepArgs};
+use at5_app::cli::usage_error;
+use at5_app::experiments::{flat_start, init};
+use at5_app::sweep::{self, SweepArgs};
 use clap::Parser;
 
 /// AT5 on lag-k (L = 64; k = 4, 16, 40) and Process-50, each with `--at5-init paper` and
@@ -29,24 +29,24 @@ struct Cli {
 }
 
 fn main() {
-    let matches = at5::cli::matches::<Cli>();
-    let cli: Cli = at5::cli::from_matches(&matches);
-    at5::cli::check_seeds(cli.seeds);
+    let matches = at5_app::cli::matches::<Cli>();
+    let cli: Cli = at5_app::cli::from_matches(&matches);
+    at5_app::cli::check_seeds(cli.seeds);
     if cli.scaling || cli.flat_start {
         let mode = if cli.scaling { "scaling" } else { "flat-start" };
         let used = [mode, "seeds", "threads"];
-        let given = at5::cli::flags_given::<Cli>(&matches);
+        let given = at5_app::cli::flags_given::<Cli>(&matches);
         if let Some(f) = given.iter().find(|f| !used.contains(&f.as_str())) {
             usage_error(format!("--{f} does nothing with --{mode}; drop it"));
         }
-        at5::cli::init_threads(cli.sweep.threads);
+        at5_app::cli::init_threads(cli.sweep.threads);
         let report = if cli.scaling {
             init::scaling_report(cli.seeds)
         } else {
             flat_start::report(cli.seeds)
         };
         match report {
-            Ok(md) => at5::out!("{md}"),
+            Ok(md) => at5_app::out!("{md}"),
             Err(e) => {
                 eprintln!("error: {e}");
                 std::process::exit(1);

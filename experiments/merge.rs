@@ -1,9 +1,9 @@
 //! `merge`: build the tables and figures of every experiment planned in a directory from the
 //! result files of its runs (e.g. after an emitted job list ran elsewhere).
-use at5::cli::usage_error;
-use at5::experiments::learned::Missing;
-use at5::experiments::{ablate, extrapolate, init, range, reproduce};
-use at5::sweep::{self, Plan};
+use at5_app::cli::usage_error;
+use at5_app::experiments::learned::Missing;
+use at5_app::experiments::{ablate, extrapolate, init, range, reproduce};
+use at5_app::sweep::{self, Plan};
 use at5::train::RunRecord;
 use clap::Parser;
 use std::path::{Path, PathBuf};
@@ -45,8 +45,8 @@ fn report_of(experiment: &str) -> Option<Report> {
 }
 
 fn main() {
-    let cli = at5::cli::parse::<Cli>();
-    at5::cli::init_kernels();
+    let cli = at5_app::cli::parse::<Cli>();
+    at5_app::cli::init_kernels();
     // One writer per folder: a sweep still running here would rewrite the reports under it.
     let _lock = at5::report::lock_folder(&cli.root).unwrap_or_else(|e| usage_error(e));
     let plans = sweep::plans_in(&cli.root).unwrap_or_else(|e| usage_error(e));
@@ -81,7 +81,7 @@ fn main() {
     }
     for ((plan, recs), report) in plans.iter().zip(&all).zip(reports) {
         if finished(recs) == 0 {
-            at5::outln!(
+            at5_app::outln!(
                 "{}: none of its {} runs has finished; its reports are left as they were",
                 plan.experiment,
                 plan.specs.len()
@@ -95,7 +95,7 @@ fn main() {
         };
         let res = report(&cli.root, plan, recs, missing);
         match res {
-            Ok(md) => at5::outln!(
+            Ok(md) => at5_app::outln!(
                 "{md}\n{}: {} of {} runs not finished",
                 plan.experiment,
                 recs.len() - finished(recs),

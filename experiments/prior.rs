@@ -1,6 +1,6 @@
 //! `prior`: looks inside a trained checkpoint — the learned prior over relative positions, the
 //! context scores and posterior of one test example, and AT5's slopes over training.
-use at5::cli::{init_threads, usage_error};
+use at5_app::cli::{init_threads, usage_error};
 use at5::report::{Table, read_json};
 use at5::train::{
     RECORD, RunRecord, Trainer, compare_priors, explain_offset, list_snapshots, prior_by_epoch,
@@ -47,13 +47,13 @@ struct Cli {
 }
 
 fn main() {
-    let cli = at5::cli::parse::<Cli>();
+    let cli = at5_app::cli::parse::<Cli>();
     init_threads(cli.threads);
     let trainer = Trainer::from_checkpoint(&cli.checkpoint).unwrap_or_else(|e| usage_error(e));
     if let Some(n) = cli.explain {
         let e =
             explain_offset(&trainer, cli.head, n, cli.example).unwrap_or_else(|e| usage_error(e));
-        at5::out!("{}", e.text);
+        at5_app::out!("{}", e.text);
         return;
     }
     if cli.head.is_some() {
@@ -130,7 +130,7 @@ fn main() {
         extra += 1;
     }
 
-    at5::outln!(
+    at5_app::outln!(
         "{} with {} bias, epoch {}: prior of query {} (of L = {}), mean KL over {} test examples",
         trainer.data.name,
         trainer.model.family(),
@@ -161,8 +161,8 @@ fn main() {
         }
         table.row(h.head.to_string(), cells);
     }
-    at5::out!("{}", table.to_markdown());
-    at5::outln!(
+    at5_app::out!("{}", table.to_markdown());
+    at5_app::outln!(
         "wrote {} figures to {}",
         rep.files.len() + extra,
         out.display()

@@ -1,7 +1,7 @@
 //! `reproduce` (the default binary): the paper's synthetic-task table, every bias on every task.
-use at5::experiments::learned::Missing;
-use at5::experiments::reproduce;
-use at5::sweep::{self, SweepArgs};
+use at5_app::experiments::learned::Missing;
+use at5_app::experiments::reproduce;
+use at5_app::sweep::{self, SweepArgs};
 use at5::train::Preset;
 use clap::Parser;
 
@@ -20,13 +20,13 @@ struct Cli {
 }
 
 fn main() {
-    let cli = at5::cli::parse::<Cli>();
+    let cli = at5_app::cli::parse::<Cli>();
     let preset = cli.sweep.preset();
     let seeds = cli
         .seeds
         .unwrap_or(if preset == Preset::Paper { 5 } else { 2 });
-    at5::cli::check_seeds(seeds);
-    let biases = at5::cli::family_list(cli.biases.as_deref(), &reproduce::BIASES);
+    at5_app::cli::check_seeds(seeds);
+    let biases = at5_app::cli::family_list(cli.biases.as_deref(), &reproduce::BIASES);
     let plan = reproduce::plan(preset, seeds, &biases);
     sweep::drive(plan, &cli.sweep, |root, plan, recs, wall| {
         reproduce::report(root, plan, recs, wall, Missing::Refuse)

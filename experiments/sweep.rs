@@ -1,8 +1,8 @@
 //! `sweep`: accuracy and AT5's learned bucketization as the dependency range grows.
-use at5::cli::usage_error;
-use at5::experiments::learned::Missing;
-use at5::experiments::range::{self, Dial};
-use at5::sweep::{self, SweepArgs};
+use at5_app::cli::usage_error;
+use at5_app::experiments::learned::Missing;
+use at5_app::experiments::range::{self, Dial};
+use at5_app::sweep::{self, SweepArgs};
 use clap::Parser;
 
 /// Sweep the dependency range: Adding-T over T and lag-k over k (at L = 128).
@@ -43,7 +43,7 @@ fn parse_list(s: &str) -> Result<Vec<usize>, String> {
 }
 
 fn main() {
-    let cli = at5::cli::parse::<Cli>();
+    let cli = at5_app::cli::parse::<Cli>();
     let preset = cli.sweep.preset();
     let given = cli
         .ranges
@@ -61,8 +61,8 @@ fn main() {
         "both" => usage_error("--ranges needs --task adding or --task lagk"),
         o => usage_error(format!("--task {o}: expected adding, lagk or both")),
     };
-    at5::cli::check_seeds(cli.seeds);
-    let biases = at5::cli::family_list(Some(&cli.biases), at5::position::FAMILIES);
+    at5_app::cli::check_seeds(cli.seeds);
+    let biases = at5_app::cli::family_list(Some(&cli.biases), at5::position::FAMILIES);
     if cli.lag_len.is_some() && !dials.iter().any(|(d, _)| *d == Dial::Lag) {
         usage_error("--lag-len is lag-k's length: give it with --task lagk or both, or drop it");
     }

@@ -1,6 +1,6 @@
 //! `train`: one training run of one task and bias family, with checkpoints and a JSON record.
-use at5::cli::{RunArgs, init_allocator, init_threads, run_flags_given, usage_error};
-use at5::sweep;
+use at5_app::cli::{RunArgs, init_threads, run_flags_given, usage_error};
+use at5_app::sweep;
 use at5::train::{self, CHECKPOINT, Event, Trainer};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -43,9 +43,8 @@ struct Cli {
 }
 
 fn main() {
-    let matches = at5::cli::matches::<Cli>();
-    let cli: Cli = at5::cli::from_matches(&matches);
-    init_allocator();
+    let matches = at5_app::cli::matches::<Cli>();
+    let cli: Cli = at5_app::cli::from_matches(&matches);
     init_threads(cli.threads);
     let out = cli.out.clone().unwrap_or_else(|| match &cli.resume {
         Some(p) => match p.parent() {
@@ -152,7 +151,7 @@ fn main() {
             // The same command again finds its run done (results are the same bit for bit,
             // so there is nothing to redo); anything else already there is never overwritten.
             if let Some(rec) = sweep::finished_in(&out, &cfg) {
-                at5::outln!("{}: already finished in {}", rec.status, out.display());
+                at5_app::outln!("{}: already finished in {}", rec.status, out.display());
                 return;
             }
             let how = if cli.continue_run {
@@ -189,7 +188,7 @@ fn main() {
         Some(_) => format!("`train --resume {}` with the same --epochs", ck.display()),
         None => "the same command with --continue".to_string(),
     };
-    at5::cli::on_interrupt(format!(
+    at5_app::cli::on_interrupt(format!(
         "stopped: every finished epoch is kept in {} (none if the first did not finish); {again} \
          resumes it",
         ck.display()
@@ -229,7 +228,7 @@ fn main() {
                 ))
             );
             if quiet {
-                at5::outln!("{line}");
+                at5_app::outln!("{line}");
             } else {
                 bar.println(line);
             }
@@ -239,7 +238,7 @@ fn main() {
     match res {
         Ok(rec) => {
             let best = rec.best.as_ref();
-            at5::outln!(
+            at5_app::outln!(
                 "{}: {} with {} — best dev {:.4} at epoch {}, test {:.4}; {:.1} steps/s; wrote {}",
                 rec.status,
                 rec.task,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the browser playground: the library with its `playground` binding for
+# Builds the browser playground: its binding crate (playground/, a cdylib over the library) for
 # wasm32-unknown-unknown, then wasm-bindgen's JS glue, into docs/playground/pkg/ (committed, so
 # the page works from any static host with no build step). Needs rustup and cargo; installs the
 # wasm32 target and the wasm-bindgen CLI of exactly the version in Cargo.lock if missing.
@@ -15,11 +15,9 @@ fi
 # No rustflags: a RUSTFLAGS="-C target-cpu=native" set for native builds means nothing to the
 # browser. The library has a portable path for every kernel and runs single-threaded there
 # (rayon falls back to the calling thread).
-# cdylib is asked for here, not in Cargo.toml, so the native build makes no extra library.
-RUSTFLAGS="" cargo rustc --release --lib --target wasm32-unknown-unknown \
-    --features playground --crate-type cdylib
+RUSTFLAGS="" cargo build --release -p at5-playground --target wasm32-unknown-unknown
 wasm-bindgen --target no-modules --no-typescript --remove-producers-section \
     --out-dir docs/playground/pkg --out-name at5 \
-    target/wasm32-unknown-unknown/release/at5.wasm
+    target/wasm32-unknown-unknown/release/at5_playground.wasm
 playground/sources-hash.sh >docs/playground/pkg/SOURCES
 ls -l docs/playground/pkg

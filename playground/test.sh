@@ -25,7 +25,7 @@ browser=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true
 [ -f docs/playground/pkg/at5_bg.wasm ] ||
     { echo "docs/playground/pkg/ is missing: run playground/build.sh" >&2; exit 1; }
 if [ "$(cat docs/playground/pkg/SOURCES 2>/dev/null)" != "$(playground/sources-hash.sh)" ]; then
-    echo "note: docs/playground/pkg/ was built from other sources than these (src/, Cargo.toml," \
+    echo "note: docs/playground/pkg/ was built from other sources than these (the crates," \
         "Cargo.lock); playground/build.sh rebuilds it" >&2
 fi
 cargo build --release --bin train

@@ -1,58 +1,11 @@
-//! at5: a from-scratch reverse-mode autodiff engine and a small transformer encoder for studying
-//! scalar relative-position biases in attention (T5, AT5 and their baselines).
+//! The application: what the binaries in `experiments/` share above the `at5` library.
+//! Command-line flags and their mapping onto a run's config (`cli`), multi-run plans, job lists
+//! and progress (`sweep`), the experiments' plans and reports (`experiments`), and the
+//! benchmark's fixtures and measurements (`bench`).
 //!
-//! An attention score with a scalar relative bias, `q_i·k_j/√d + b_h(j - i)`, splits into a
-//! prior over positions, `softmax_j(b_h(j - i))`, and a likelihood from the content; the
-//! attention row is their posterior (`docs/theory.md`). This crate learns such priors and looks
-//! at them. The main entry points, each with a runnable example:
-//!
-//! - [`Tape`]: record a computation on tensors and take gradients (`docs/autodiff.md` in the
-//!   repository explains the engine);
-//! - [`position::build`]: a bias family (T5, AT5, ALiBi, ...) and the prior it induces;
-//! - [`nn::Model`]: the encoder, its forward, loss and backward, and [`nn::Model::inspect`] for
-//!   the prior, context scores and posterior of every head;
-//! - [`train::Trainer`] and [`train::run`]: a training run on a synthetic task, with
-//!   checkpoints and a JSON record.
-//!
-//! The smallest use of the engine: `y = Σ x²` and its gradient `2x`.
-//!
-//! ```
-//! use at5::{Tape, Tensor};
-//! let mut t: Tape = Tape::new(); // Tape<f64>; training uses Tape<f32>
-//! let x = t.leaf(Tensor::from_vec(&[3], vec![1.0, -2.0, 0.5]));
-//! let sq = t.mul(x, x);
-//! let y = t.sum(sq);
-//! let g = t.backward(y);
-//! assert_eq!(t.value(y).data, vec![5.25]);
-//! assert_eq!(g.get(x).unwrap().data, vec![2.0, -4.0, 1.0]);
-//! ```
-#![warn(missing_docs)]
-// Unsafe code lives in `kernels` (and the libc calls of `cli`), where it is allowed by name.
-#![deny(unsafe_code)]
-#[cfg(feature = "cli")]
-pub mod app;
-pub mod autodiff;
-pub mod data;
-pub mod float;
-pub mod kernels;
-pub mod nn;
-pub mod optim;
-pub mod params;
-#[cfg(feature = "playground")]
-pub mod playground;
-pub mod position;
-pub mod report;
-pub mod tensor;
-pub mod train;
-
-#[cfg(feature = "cli")]
-pub use app::{bench, cli, experiments, sweep};
-pub use autodiff::{GradcheckReport, Gradients, Tape, Var, gradcheck};
-pub use float::Float;
-pub use params::{Bound, ParamId, ParamStore};
-pub use tensor::Tensor;
-
-/// The README's code blocks, run as doc tests so they cannot go stale.
-#[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-struct ReadmeDoctests;
+//! The library below it (`crates/at5`) and the engine below that (`crates/engine`) know no
+//! command line: clap and indicatif are this package's dependencies only.
+pub mod bench;
+pub mod cli;
+pub mod experiments;
+pub mod sweep;

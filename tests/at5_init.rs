@@ -1,6 +1,6 @@
 //! AT5's two MLP initialisations: the paper's flat start, measured against its derivation
 //! (docs/why-at5-starts-flat.md), and the alive init's promises.
-use at5::experiments::init::{gradients_at_init, log_log_slope, plan};
+use at5_app::experiments::init::{gradients_at_init, log_log_slope, plan};
 use at5::nn::check::{check_bias_gradients, small_bias};
 use at5::params::ParamStore;
 use at5::position::{At5Options, BiasConfig, MlpInit, MlpOptions, build};
@@ -8,7 +8,7 @@ use at5::train::{Preset, RunRecord};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-fn norm(g: &at5::experiments::init::InitGradients, name: &str) -> f64 {
+fn norm(g: &at5_app::experiments::init::InitGradients, name: &str) -> f64 {
     g.norms
         .iter()
         .find(|(n, _)| n == name)
@@ -136,12 +136,12 @@ fn a_committed_quick_record_is_still_recognised_as_finished() {
     // Written before the init option existed, it replays to the config its flags give now.
     let root = std::path::Path::new("results/paper");
     let biases = ["at5".to_string()];
-    let plan = at5::experiments::reproduce::plan(Preset::Paper, 5, &biases);
+    let plan = at5_app::experiments::reproduce::plan(Preset::Paper, 5, &biases);
     for id in ["adding-100-at5-s1", "adding-100-at5-s5"] {
         let spec = plan.specs.iter().find(|s| s.id == id).unwrap();
         let cfg = spec.config().unwrap();
         assert!(
-            at5::sweep::finished_in(&spec.dir(root), &cfg).is_some(),
+            at5_app::sweep::finished_in(&spec.dir(root), &cfg).is_some(),
             "{id} is no longer recognised as finished"
         );
         let rec: RunRecord = at5::report::read_json(&spec.dir(root).join("record.json")).unwrap();
@@ -181,7 +181,7 @@ fn the_study_plan_pairs_each_init_on_the_same_runs() {
 
 #[test]
 fn the_flat_start_measurements_scale_as_derived_and_see_the_mlp_dropout() {
-    use at5::experiments::flat_start::measure;
+    use at5_app::experiments::flat_start::measure;
     // Lag-k at the quick preset has no MLP dropout: switching it off changes nothing, to the bit.
     let small = "--task lagk --seq-len 16 --lag 4 --bias at5 --preset quick --d-model 16 --heads 2";
     let a = measure(&format!("{small} --init-std 0.01"), 1).unwrap();

@@ -105,7 +105,7 @@ fn reproduce_ablate_and_merge_on_one_tiny_row() {
     let mut text = std::fs::read_to_string(&readme).unwrap();
     text.push_str(&format!(
         "\n{}\n\n## Reading\n\nWritten by hand.\n",
-        at5::experiments::reproduce::KEPT_MARKER
+        at5_app::experiments::reproduce::KEPT_MARKER
     ));
     std::fs::write(&readme, &text).unwrap();
     run(env!("CARGO_BIN_EXE_merge"), &[r]);

@@ -561,7 +561,7 @@ fn prior_compare_checks_every_checkpoint_before_writing() {
 fn the_quick_report_keeps_its_reading_through_a_rebuild() {
     let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/quick/README.md");
     let text = std::fs::read_to_string(readme).unwrap();
-    let marker = at5::experiments::reproduce::KEPT_MARKER;
+    let marker = at5_app::experiments::reproduce::KEPT_MARKER;
     let at = text
         .find(marker)
         .expect("results/quick/README.md has the marker");

@@ -171,7 +171,7 @@ fn every_family_and_setting_reads_back_from_a_hand_written_config() {
                 if family.starts_with("at5") {
                     flags.extend(["--at5-init", "alive"].map(String::from));
                 }
-                let cfg = at5::cli::parse_run_flags(&flags)
+                let cfg = at5_app::cli::parse_run_flags(&flags)
                     .and_then(|r| r.resolve())
                     .unwrap_or_else(|e| panic!("{flags:?}: {e}"));
                 let file = dir.join(format!("{t}-{family}-{preset}.json"));

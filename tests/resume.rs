@@ -98,7 +98,7 @@ fn checkpoints_without_a_fingerprint_still_resume() {
             .split(' ')
             .map(String::from)
             .collect();
-    let config = at5::cli::parse_run_flags(&flags)
+    let config = at5_app::cli::parse_run_flags(&flags)
         .unwrap()
         .resolve()
         .unwrap();

@@ -1,9 +1,9 @@
 //! Sweeps that survive: finished runs are skipped, emitted jobs name only unfinished runs, and
 //! merge rebuilds the report from the result files.
 use at5::data::TaskKind;
-use at5::experiments::learned::Missing;
-use at5::experiments::reproduce;
-use at5::sweep::{self, Plan, RunSpec, SweepEvent};
+use at5_app::experiments::learned::Missing;
+use at5_app::experiments::reproduce;
+use at5_app::sweep::{self, Plan, RunSpec, SweepEvent};
 use at5::train::{Dial, Preset, RunRecord, RunRequest};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -183,7 +183,7 @@ fn job_flags(line: &str) -> Vec<String> {
 
 #[test]
 fn emitted_job_lines_parse_back_to_the_planned_configs() {
-    use at5::experiments::init;
+    use at5_app::experiments::init;
     use at5::train::Preset;
     let root = std::env::temp_dir().join(format!("at5-jobs-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
@@ -198,7 +198,7 @@ fn emitted_job_lines_parse_back_to_the_planned_configs() {
         let text = std::fs::read_to_string(&file).unwrap();
         assert_eq!(text.lines().count(), plan.specs.len());
         for (line, spec) in text.lines().zip(&plan.specs) {
-            let back = at5::cli::parse_run_flags(&job_flags(line)).unwrap();
+            let back = at5_app::cli::parse_run_flags(&job_flags(line)).unwrap();
             assert_eq!(back, spec.run, "{line}");
             assert_eq!(back.resolve().unwrap(), spec.config().unwrap(), "{line}");
             assert!(line.contains(&format!("runs/{} ", spec.id)), "{line}");
@@ -227,7 +227,7 @@ fn the_committed_paper_job_list_is_its_plan() {
             .iter()
             .find(|s| s.id == id)
             .unwrap_or_else(|| panic!("{id}"));
-        let back = at5::cli::parse_run_flags(&job_flags(line)).unwrap();
+        let back = at5_app::cli::parse_run_flags(&job_flags(line)).unwrap();
         assert_eq!(back, spec.run, "{line}");
         assert_eq!(back.resolve().unwrap(), spec.config().unwrap(), "{line}");
         seen += 1;
@@ -295,21 +295,21 @@ fn every_setting_of_a_run_renders_as_flags_and_parses_back() {
         BiasRequest::Named("fire".into()),
     ] {
         let run = full(bias);
-        let flags = at5::cli::run_flags(&run);
-        assert_eq!(at5::cli::parse_run_flags(&flags).unwrap(), run, "{flags:?}");
+        let flags = at5_app::cli::run_flags(&run);
+        assert_eq!(at5_app::cli::parse_run_flags(&flags).unwrap(), run, "{flags:?}");
     }
     let none = RunRequest::new(TaskKind::Reber, "t5", Preset::Quick, 1);
-    let flags = at5::cli::run_flags(&none);
+    let flags = at5_app::cli::run_flags(&none);
     assert_eq!(
         flags.join(" "),
         "--task reber --bias t5 --seed 1 --preset quick"
     );
-    assert_eq!(at5::cli::parse_run_flags(&flags).unwrap(), none);
+    assert_eq!(at5_app::cli::parse_run_flags(&flags).unwrap(), none);
     // Another family's option does not get past the parser.
     let stray: Vec<String> = ["--task", "lagk", "--bias", "at5", "--num-buckets", "8"]
         .map(String::from)
         .to_vec();
-    let e = at5::cli::parse_run_flags(&stray).unwrap_err();
+    let e = at5_app::cli::parse_run_flags(&stray).unwrap_err();
     assert!(e.contains("--num-buckets is an option of --bias t5"), "{e}");
 }
 
@@ -341,7 +341,7 @@ fn a_report_names_the_command_that_plans_its_runs() {
 
 #[test]
 fn the_saturation_table_reads_every_head_of_every_seed() {
-    use at5::experiments::range::{SlopeSummary, saturation_row};
+    use at5_app::experiments::range::{SlopeSummary, saturation_row};
     let runs = [
         SlopeSummary {
             first: vec![10.0, 20.0],

@@ -2,8 +2,8 @@
 //! results already in the folder, run and report paths of the wrong kind.
 
 use super::{Plan, RunSpec, plan_path, plans_in};
-use crate::report::read_json;
-use crate::train::{self, RECORD, RunRecord, TrainConfig};
+use at5::report::read_json;
+use at5::train::{self, RECORD, RunRecord, TrainConfig};
 use std::path::{Path, PathBuf};
 
 /// Checks every spec's flags, and that each run fits in memory, up front, so a typo fails

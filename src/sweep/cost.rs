@@ -2,7 +2,7 @@
 //! timed steps.
 
 use super::{Plan, RunSpec, finished};
-use crate::train::Trainer;
+use at5::train::Trainer;
 use serde::Serialize;
 use std::path::Path;
 
@@ -66,9 +66,9 @@ pub fn estimate_costs(plan: &Plan, root: &Path) -> Result<Vec<CellCost>, String>
         let mut t = Trainer::new(specs[0].config()?)?;
         let idx = t.data.training_indices();
         let n = t.config.batch.min(idx.len());
-        let batch: Vec<crate::data::Example> =
+        let batch: Vec<at5::data::Example> =
             idx[..n].iter().map(|&i| t.data.train[i].clone()).collect();
-        let refs: Vec<&crate::data::Example> = batch.iter().collect();
+        let refs: Vec<&at5::data::Example> = batch.iter().collect();
         let mut times = Vec::new();
         for k in 0..=PLAN_STEPS {
             let t0 = Instant::now();
@@ -79,13 +79,13 @@ pub fn estimate_costs(plan: &Plan, root: &Path) -> Result<Vec<CellCost>, String>
         }
         times.sort_by(f64::total_cmp);
         let step_seconds = times[times.len() / 2];
-        let m = crate::train::EVAL_BATCH.min(t.data.dev.len());
-        let opts = crate::nn::ForwardOpts {
+        let m = at5::train::EVAL_BATCH.min(t.data.dev.len());
+        let opts = at5::nn::ForwardOpts {
             whole_graph: t.config.whole_graph,
             ..Default::default()
         };
         let t0 = Instant::now();
-        crate::train::evaluate(&t.model, &t.store, &t.data.dev[..m], t.data.max_len, &opts);
+        at5::train::evaluate(&t.model, &t.store, &t.data.dev[..m], t.data.max_len, &opts);
         let eval_seconds_per_example = t0.elapsed().as_secs_f64() / m.max(1) as f64;
         let (mut left, mut steps, mut dev, mut test) = (0, 0, 0, 0);
         for s in &specs {

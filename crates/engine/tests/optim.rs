@@ -1,6 +1,6 @@
 //! Adam's update rule against hand-computed steps, and SGD.
-use at5::optim::{Adam, AdamConfig, sgd_step};
-use at5::{ParamStore, Tensor};
+use at5_engine::optim::{Adam, AdamConfig, sgd_step};
+use at5_engine::{ParamStore, Tensor};
 
 #[test]
 fn adam_first_steps_match_the_tf_formula() {

@@ -1,14 +1,14 @@
 //! `bench`: training-step timings of the benchmark configs (the shapes the PyTorch peer runs),
 //! GEMM throughput at the model's shapes, and a scaling sweep over length and batch.
-use crate::nn::{
+use at5::nn::{
     Batch, BatchInput, BiasScope, Dropouts, ForwardOpts, InputKind, Model, ModelConfig, OutputKind,
     PooledHead, Pooling, Targets,
 };
-use crate::optim::{Adam, AdamConfig};
-use crate::position::{BiasConfig, NoOptions, T5Options};
-use crate::report::{fit_linear_quadratic, loglog_slope, median};
-use crate::train::memory::own_status_kb;
-use crate::{ParamStore, Tape, Tensor};
+use at5::optim::{Adam, AdamConfig};
+use at5::position::{BiasConfig, NoOptions, T5Options};
+use at5::report::{fit_linear_quadratic, loglog_slope, median};
+use at5::train::memory::own_status_kb;
+use at5::{ParamStore, Tape, Tensor};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::time::Instant;
@@ -126,7 +126,7 @@ impl BenchArgs {
         // The attention scores, probabilities and their gradients per layer dominate at large
         // L·B: four B·H·L² f32 grids each, a lower bound on what a step holds.
         let grids = 4.0 * 4.0 * s.layers as f64 * s.b as f64 * s.h as f64 * (s.l as f64).powi(2);
-        if let Some((avail, what)) = crate::train::memory::available_memory()
+        if let Some((avail, what)) = at5::train::memory::available_memory()
             && grids > avail
         {
             return Err(format!(
@@ -134,8 +134,8 @@ impl BenchArgs {
                  available ({what}); lower --seq-len or --batch",
                 s.l,
                 s.b,
-                crate::train::memory::human(grids),
-                crate::train::memory::human(avail)
+                at5::train::memory::human(grids),
+                at5::train::memory::human(avail)
             ));
         }
         Ok(())
@@ -229,7 +229,7 @@ fn flops(s: &Shape) -> f64 {
 }
 
 /// ms per step by op kind, largest first, forward then backward.
-fn print_profile(p: &crate::autodiff::OpProfile, steps: usize) {
+fn print_profile(p: &at5::autodiff::OpProfile, steps: usize) {
     for (pass, rows) in [("forward", &p.forward), ("backward", &p.backward)] {
         let mut rows = rows.clone();
         rows.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -256,7 +256,7 @@ struct Timings {
     rss_end_mb: f64,
     params: usize,
     loss: f64,
-    profile: Option<crate::autodiff::OpProfile>,
+    profile: Option<at5::autodiff::OpProfile>,
 }
 
 fn run_steps(
@@ -357,7 +357,7 @@ pub fn bench_steps(cli: &BenchArgs, threads: usize) -> Result<(), String> {
     if cli.json {
         let v = serde_json::json!({
             "config": s.name, "bias": cli.bias, "threads": threads, "graph": graph,
-            "kernel": crate::kernels::active().name(),
+            "kernel": at5::kernels::active().name(),
             "L": s.l, "B": s.b, "D": s.d, "H": s.h, "F": s.ffn, "N": s.layers,
             "steps": cli.steps, "warmup": cli.warmup, "params": t.params,
             "ms_per_step": ms, "min_ms": min, "max_ms": max,
@@ -379,7 +379,7 @@ pub fn bench_steps(cli: &BenchArgs, threads: usize) -> Result<(), String> {
             s.layers,
             cli.bias,
             threads,
-            crate::kernels::active().name(),
+            at5::kernels::active().name(),
             t.params
         );
         crate::outln!(
@@ -437,8 +437,8 @@ fn head_gemm_gflops(count: usize, m: usize, k: usize, n: usize, ta: bool) -> f64
     for _ in 0..11 {
         let t0 = Instant::now();
         for i in 0..count {
-            crate::kernels::gemm_rows_on(
-                crate::kernels::active(),
+            at5::kernels::gemm_rows_on(
+                at5::kernels::active(),
                 (m, k, n),
                 &a[i * m * k..],
                 (rsa, csa),
@@ -560,7 +560,7 @@ pub fn bench_gemm(cli: &BenchArgs, threads: usize) {
             .iter()
             .map(|(k, v)| (k.clone(), serde_json::json!(v)))
             .collect();
-        let kernel = crate::kernels::active().name();
+        let kernel = at5::kernels::active().name();
         crate::outln!(
             "{}",
             serde_json::json!({"threads": threads, "kernel": kernel, "gflops": v})
@@ -568,7 +568,7 @@ pub fn bench_gemm(cli: &BenchArgs, threads: usize) {
     } else {
         crate::outln!(
             "engine matmul, f32, {threads} threads, {} kernels (median GFLOP/s)",
-            crate::kernels::active().name()
+            at5::kernels::active().name()
         );
         for (name, g) in rows {
             crate::outln!("{name:<40} {g:>8.1}");

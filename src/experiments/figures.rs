@@ -1,8 +1,8 @@
 //! Figures several experiments share: learning curves and learned priors from run results.
 use super::learned::{Missing, of_finished};
-use crate::report::{LineOpts, Series, line_chart, small_multiples};
+use at5::report::{LineOpts, Series, line_chart, small_multiples};
 use crate::sweep::RunSpec;
-use crate::train::{self, RunRecord, Trainer};
+use at5::train::{self, RunRecord, Trainer};
 
 /// The file beside a run's record that keeps its learned prior.
 pub const PRIOR: &str = "prior.json";

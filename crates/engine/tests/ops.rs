@@ -1,7 +1,7 @@
 //! Every op gradchecked in f64 on several shapes (broadcasting included), plus forward values,
 //! stability, determinism across thread counts, and an end-to-end descent check.
-use at5::autodiff::MaskRows;
-use at5::{Tape, Tensor, Var, gradcheck};
+use at5_engine::autodiff::MaskRows;
+use at5_engine::{Tape, Tensor, Var, gradcheck};
 use proptest::prelude::*;
 
 fn check(name: &str, f: impl Fn(&mut Tape, &[Var]) -> Var, inputs: &[Tensor]) {
@@ -983,7 +983,7 @@ fn ulps(a: f32, b: f32) -> u32 {
 
 #[test]
 fn exp_f32_is_within_two_ulp_of_exact() {
-    use at5::kernels::exp_f32;
+    use at5_engine::kernels::exp_f32;
     let mut worst = (0u32, 0f32);
     // Every 97th f32 bit pattern in [-87.3, 88.3], both signs: about 20 million points.
     for sign in [0u32, 1 << 31] {
@@ -1022,7 +1022,7 @@ fn exp_f32_is_within_two_ulp_of_exact() {
 /// ragged shapes, transposed A, strided rows and beta 0/1.
 #[test]
 fn small_gemm_matches_plain_loop_and_f64() {
-    use at5::kernels::{Kernel, active, gemm_rows_on};
+    use at5_engine::kernels::{Kernel, active, gemm_rows_on};
     for &(m, k, n) in &[
         (1, 1, 1),
         (7, 3, 5),

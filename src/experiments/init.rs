@@ -1,11 +1,11 @@
 //! `init-study`: AT5 started as the paper does (`--at5-init paper`) against the same MLP started
 //! in its linear regime (`--at5-init alive`), on lag-k at L = 64 and on Process-50.
 //! docs/why-at5-starts-flat.md derives why the paper's start is flat and reads this report.
-use crate::data::TaskKind;
-use crate::position::MlpInit;
-use crate::report::{Cell, Series, Table, mean_std, small_multiples};
+use at5::data::TaskKind;
+use at5::position::MlpInit;
+use at5::report::{Cell, Series, Table, mean_std, small_multiples};
 use crate::sweep::{Plan, RunSpec, best_test_percent};
-use crate::train::{Preset, RunRecord, RunRequest};
+use at5::train::{Preset, RunRecord, RunRequest};
 use std::path::Path;
 
 /// The two initialisations compared.
@@ -101,7 +101,7 @@ fn stat(xs: &[f64], digits: usize) -> String {
     match Cell::of_samples(xs) {
         Cell::Stat(m, s) if s.is_nan() => format!("{m:.digits$}"),
         Cell::Stat(m, s) => format!("{m:.digits$} ± {s:.digits$}"),
-        _ => crate::report::MISSING.to_string(),
+        _ => at5::report::MISSING.to_string(),
     }
 }
 
@@ -204,7 +204,7 @@ pub fn report(root: &Path, plan: &Plan, recs: &[Option<RunRecord>]) -> Result<St
          the L2 norm of the gradient of the left MLP's last weight (`bias.neg.w3`) and of the \
          left slope parameter (`bias.c`, which sets 1/beta), mean over seeds.\n",
     );
-    crate::report::write_atomic(&root.join("init-study.md"), md.as_bytes())?;
+    at5::report::write_atomic(&root.join("init-study.md"), md.as_bytes())?;
     Ok(md)
 }
 
@@ -218,7 +218,7 @@ fn dead_left(rs: &[&RunRecord]) -> String {
         .map(|d| [d.layer1[0], d.layer2[0]])
         .collect();
     if units.is_empty() {
-        return crate::report::MISSING.to_string();
+        return at5::report::MISSING.to_string();
     }
     let n = units.len() as f64;
     let [a, b] = [0, 1].map(|k| 100.0 * units.iter().map(|u| u[k]).sum::<f64>() / n);
@@ -228,7 +228,7 @@ fn dead_left(rs: &[&RunRecord]) -> String {
 /// Mean over seeds in scientific notation (gradient norms span many decades).
 fn sci(xs: &[f64]) -> String {
     if xs.is_empty() {
-        return crate::report::MISSING.to_string();
+        return at5::report::MISSING.to_string();
     }
     format!("{:.2e}", mean_std(xs).0)
 }
@@ -257,12 +257,12 @@ pub fn gradients_at_init(
     (l1, l2): (usize, usize),
     seed: u64,
 ) -> Result<InitGradients, String> {
-    use crate::autodiff::Tape;
-    use crate::data::TaskKind;
-    use crate::nn::{ForwardOpts, Model};
-    use crate::params::ParamStore;
-    use crate::position::{BiasConfig, MlpInit};
-    use crate::train::{Dial, make_batch, pooled_query, preset_config};
+    use at5::autodiff::Tape;
+    use at5::data::TaskKind;
+    use at5::nn::{ForwardOpts, Model};
+    use at5::params::ParamStore;
+    use at5::position::{BiasConfig, MlpInit};
+    use at5::train::{Dial, make_batch, pooled_query, preset_config};
     let dial = Dial {
         seq_len: Some(len),
         lag: Some(len / 2),
@@ -282,7 +282,7 @@ pub fn gradients_at_init(
     let data = cfg.load_data()?;
     let model_cfg = cfg.model.for_task(&data);
     let mut store = ParamStore::<f64>::new();
-    let model = Model::new(model_cfg, &mut store, crate::nn::mix_seed(seed, 0))?;
+    let model = Model::new(model_cfg, &mut store, at5::nn::mix_seed(seed, 0))?;
     let examples: Vec<_> = data.train.iter().take(64).collect();
     let (batch, targets) = make_batch(&examples, data.max_len);
     let mut tape = Tape::new();
@@ -293,7 +293,7 @@ pub fn gradients_at_init(
     let loss = model.loss(&mut tape, out, &targets);
     let grads = tape.backward(loss);
     let g = store.grads(&p, &grads);
-    let sq = |id: crate::params::ParamId| {
+    let sq = |id: at5::params::ParamId| {
         g[id.0].map_or(0.0, |t| t.data.iter().map(|x| x * x).sum::<f64>())
     };
     let is_bias = |id| store.name(id).starts_with("bias.");

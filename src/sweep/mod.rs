@@ -13,8 +13,8 @@ pub use jobs::{emit_jobs, emit_unfinished};
 pub use runner::{SweepEvent, resume_or_start, run_all, run_with_progress};
 
 use crate::cli::{parse_run_flags, run_flags};
-use crate::report::{read_json, write_json};
-use crate::train::{RECORD, RunRecord, RunRequest, TrainConfig};
+use at5::report::{read_json, write_json};
+use at5::train::{RECORD, RunRecord, RunRequest, TrainConfig};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -190,7 +190,7 @@ pub fn records_to_merge(root: &Path, plan: &Plan) -> Result<Vec<Option<RunRecord
 }
 
 /// The completed record in run directory `dir`, if it is of config `cfg`.
-pub fn finished_in(dir: &Path, cfg: &crate::train::TrainConfig) -> Option<RunRecord> {
+pub fn finished_in(dir: &Path, cfg: &at5::train::TrainConfig) -> Option<RunRecord> {
     let rec: RunRecord = read_json(&dir.join(RECORD)).ok()?;
     (rec.is_finished() && rec.config_now() == cfg.normalized()).then_some(rec)
 }
@@ -237,8 +237,8 @@ pub struct SweepArgs {
 
 impl SweepArgs {
     /// The `--preset` value; exits with code 2 if unknown.
-    pub fn preset(&self) -> crate::train::Preset {
-        crate::train::Preset::from_name(&self.preset).unwrap_or_else(|e| crate::cli::usage_error(e))
+    pub fn preset(&self) -> at5::train::Preset {
+        at5::train::Preset::from_name(&self.preset).unwrap_or_else(|e| crate::cli::usage_error(e))
     }
     /// Applies `--tasks` and `--train-flags` to a plan.
     pub fn apply(&self, plan: &mut Plan) {
@@ -294,7 +294,7 @@ pub fn drive(
                 root.display()
             ))
         });
-        crate::report::lock_folder(&root).unwrap_or_else(|e| usage_error(format!("--out {e}")))
+        at5::report::lock_folder(&root).unwrap_or_else(|e| usage_error(format!("--out {e}")))
     });
     check_plan(&root, plan).unwrap_or_else(|e| usage_error(e));
     check_report_paths(&root).unwrap_or_else(|e| usage_error(e));

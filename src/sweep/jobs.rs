@@ -2,7 +2,7 @@
 //! array, and which files a job list may replace.
 
 use super::{Plan, RunSpec, finished};
-use crate::report::write_atomic;
+use at5::report::write_atomic;
 use std::path::Path;
 
 /// One line per run for GNU parallel or a Slurm array: each runs `train` into the run's dir.

@@ -7,10 +7,10 @@
 //! run of the same flags (up to the last bits of the kernels). [`Playground::set_epochs`] moves
 //! the budget of a run in progress; no epoch depends on the budget, so the longer run is the
 //! native run with the new `--epochs`. Everything crosses the boundary as JSON strings.
-use crate::cli::RunArgs;
-use crate::data::{Label, Sequence};
-use crate::position::{BiasConfig, T5Options, t5_bucket};
-use crate::train::{EpochRecord, MAX_EPOCHS, Trainer, make_batch, pooled_query, prior_series};
+use at5_app::cli::RunArgs;
+use at5::data::{Label, Sequence};
+use at5::position::{BiasConfig, T5Options, t5_bucket};
+use at5::train::{EpochRecord, MAX_EPOCHS, Trainer, make_batch, pooled_query, prior_series};
 use clap::Parser;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -212,7 +212,7 @@ impl Playground {
         let view = views.first().ok_or_else(|| js("the model has no layers"))?;
         let h = t.model.config.heads;
         // [1, H, L, L] as [H][L][L].
-        let maps = |x: &crate::Tensor<f64>| -> Vec<Vec<Vec<f64>>> {
+        let maps = |x: &at5::Tensor<f64>| -> Vec<Vec<Vec<f64>>> {
             (0..h)
                 .map(|hh| {
                     (0..len)

@@ -2,13 +2,13 @@
 //! gradient of each MLP tensor, the bias's range over offsets, how much of the gradient is
 //! dropout noise, and how far Adam's first step moves the MLP. `init-study --flat-start` prints
 //! it; docs/why-at5-starts-flat.md reads it.
-use crate::autodiff::Tape;
+use at5::autodiff::Tape;
 use crate::cli::parse_run_flags;
-use crate::nn::{Batch, ForwardOpts, Model, Targets, mix_seed};
-use crate::optim::AdamConfig;
-use crate::params::{ParamId, ParamStore};
-use crate::position::BiasConfig;
-use crate::train::{make_batch, pooled_query};
+use at5::nn::{Batch, ForwardOpts, Model, Targets, mix_seed};
+use at5::optim::AdamConfig;
+use at5::params::{ParamId, ParamStore};
+use at5::position::BiasConfig;
+use at5::train::{make_batch, pooled_query};
 
 /// The settings measured: the task's paper run with AT5, as `train` flags.
 pub const SETTINGS: [(&str, &str); 4] = [

@@ -1,7 +1,7 @@
 //! Command-line pieces the experiment binaries share: the run flags, threads, exit codes.
-use crate::nn::{BiasScope, OutputInit};
-use crate::position::MlpInit;
-use crate::train::{BiasRequest, MlpRequest, Preset, RunRequest, TrainConfig};
+use at5::nn::{BiasScope, OutputInit};
+use at5::position::MlpInit;
+use at5::train::{BiasRequest, MlpRequest, Preset, RunRequest, TrainConfig};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -104,56 +104,18 @@ fn one_line(e: &clap::Error) -> String {
     }
 }
 
-/// Keeps freed memory in the process (glibc: no mmap for large blocks, no trimming), so the
-/// step-sized buffers each training step frees are reused warm by the next one instead of being
-/// returned to the kernel and faulted back in page by page. RSS stays at the step's peak.
-#[allow(unsafe_code)] // one libc call
-pub fn init_allocator() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        unsafe extern "C" {
-            fn mallopt(param: i32, value: i32) -> i32;
-        }
-        const M_TRIM_THRESHOLD: i32 = -1;
-        const M_MMAP_THRESHOLD: i32 = -3;
-        // SAFETY: mallopt only sets allocator tunables; called before any threads start.
-        unsafe {
-            mallopt(M_MMAP_THRESHOLD, i32::MAX);
-            mallopt(M_TRIM_THRESHOLD, i32::MAX);
-        }
-    }
-}
-
 /// On Ctrl-C (SIGINT), prints `message` on its own line and exits with 130, the code a shell
 /// gives a process stopped by SIGINT: a long run says what it kept and how to continue instead
 /// of vanishing. Files are written atomically, so stopping between two writes loses nothing.
-#[allow(unsafe_code)] // libc calls: signal, and write and _exit in the handler
 pub fn on_interrupt(message: String) {
-    #[cfg(unix)]
-    {
-        use std::sync::OnceLock;
-        static MESSAGE: OnceLock<Vec<u8>> = OnceLock::new();
-        unsafe extern "C" {
-            fn signal(signum: i32, handler: extern "C" fn(i32)) -> usize;
-            fn write(fd: i32, buf: *const u8, count: usize) -> isize;
-            fn _exit(status: i32) -> !;
-        }
-        extern "C" fn handler(_: i32) {
-            // Only async-signal-safe calls here: write(2) and _exit(2), no allocation or locks.
-            if let Some(m) = MESSAGE.get() {
-                // SAFETY: the buffer is a 'static Vec that is never mutated after being set.
-                unsafe { write(2, m.as_ptr(), m.len()) };
-            }
-            // SAFETY: _exit ends the process without running anything else.
-            unsafe { _exit(130) }
-        }
-        const SIGINT: i32 = 2;
-        if MESSAGE.set(format!("\n{message}\n").into_bytes()).is_ok() {
-            // SAFETY: installs a handler that only reads an initialised static and exits.
-            unsafe { signal(SIGINT, handler) };
-        }
-    }
-    #[cfg(not(unix))]
+    // The handler runs on ctrlc's own thread, not in the signal's context, so it may print and
+    // exit like any code. Only the first message is kept: a second handler is refused.
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = ctrlc::set_handler(move || {
+        eprintln!("\n{message}");
+        std::process::exit(130)
+    });
+    #[cfg(target_arch = "wasm32")]
     let _ = message;
 }
 
@@ -161,16 +123,15 @@ pub fn on_interrupt(message: String) {
 /// contend (and `--threads 100000` spends minutes creating them).
 pub const THREADS_PER_CORE: usize = 4;
 
-/// Chooses the process's kernel path ([`crate::kernels::init`]); an unknown `AT5_KERNEL`, or
+/// Chooses the process's kernel path ([`at5::kernels::init`]); an unknown `AT5_KERNEL`, or
 /// one this CPU cannot run, is refused with code 2 and one line saying why.
-pub fn init_kernels() -> crate::kernels::Kernel {
-    crate::kernels::init().unwrap_or_else(|e| usage_error(e))
+pub fn init_kernels() -> at5::kernels::Kernel {
+    at5::kernels::init().unwrap_or_else(|e| usage_error(e))
 }
 
 /// Sizes the global thread pool once; 0 keeps rayon's default (all cores). More than
 /// [`THREADS_PER_CORE`] per core is refused with code 2.
 pub fn init_threads(threads: usize) {
-    init_allocator();
     init_kernels();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let most = THREADS_PER_CORE * cores;
@@ -373,7 +334,7 @@ impl RunArgs {
         for (flag, given, families) in options {
             if given && !families.contains(&name.as_str()) {
                 // An unknown family is named as such, not as the owner of a stray option.
-                crate::position::BiasConfig::from_name(&name)?;
+                at5::position::BiasConfig::from_name(&name)?;
                 return Err(format!(
                     "--{flag} is an option of --bias {}, not {name}; drop it",
                     families.join(" or ")

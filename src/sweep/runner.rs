@@ -2,7 +2,7 @@
 //! progress bars or one line per finished run.
 
 use super::{Plan, RunSpec, finished, validate};
-use crate::train::{self, Event, RunRecord, TrainConfig, Trainer};
+use at5::train::{self, Event, RunRecord, TrainConfig, Trainer};
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,7 +44,7 @@ pub fn run_all(
             // same run started by hand (or from a job list) cannot train it at the same time.
             let lock = std::fs::create_dir_all(spec.dir(root))
                 .map_err(|e| format!("{}: cannot create: {e}", spec.dir(root).display()))
-                .and_then(|()| crate::report::lock_folder(&spec.dir(root)));
+                .and_then(|()| at5::report::lock_folder(&spec.dir(root)));
             let res = lock
                 .as_ref()
                 .map_err(Clone::clone)
