@@ -1,8 +1,8 @@
 //! `buckets`: T5's fixed bucket staircase beside AT5's soft bucket f(n) for a few saturation
 //! distances, as a table and a figure (docs/theory.md's).
-use at5_app::cli::usage_error;
 use at5::report::Table;
 use at5::train::{staircase, staircase_figure};
+use at5_app::cli::usage_error;
 use clap::Parser;
 use std::path::PathBuf;
 

@@ -1,13 +1,13 @@
 //! `gradcheck`: checks the learnable bucketization — tape gradients of every bias family's
 //! parameters against central differences, and T5's boundaries, which have no gradient.
 use at5::autodiff::gradcheck::{ABS_TOL, MAX_COORDS, REL_TOL};
-use at5_app::cli::usage_error;
 use at5::nn::check::{
     BiasCheck, CHECK_INIT_STD, CHECK_LEN, CHECK_STEP, CheckOptions, CheckPath, MIN_RELU_MARGIN,
     T5Probe, VACUOUS_FACTOR, check_bias_gradients_with, small_bias_with,
 };
 use at5::position::FAMILIES;
 use at5::report::Table;
+use at5_app::cli::usage_error;
 use clap::Parser;
 
 /// Compare tape gradients with central differences for each position-bias parameter tensor

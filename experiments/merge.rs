@@ -1,10 +1,10 @@
 //! `merge`: build the tables and figures of every experiment planned in a directory from the
 //! result files of its runs (e.g. after an emitted job list ran elsewhere).
+use at5::train::RunRecord;
 use at5_app::cli::usage_error;
 use at5_app::experiments::learned::Missing;
 use at5_app::experiments::{ablate, extrapolate, init, range, reproduce};
 use at5_app::sweep::{self, Plan};
-use at5::train::RunRecord;
 use clap::Parser;
 use std::path::{Path, PathBuf};
 

@@ -1,11 +1,11 @@
 //! `prior`: looks inside a trained checkpoint — the learned prior over relative positions, the
 //! context scores and posterior of one test example, and AT5's slopes over training.
-use at5_app::cli::{init_threads, usage_error};
 use at5::report::{Table, read_json};
 use at5::train::{
     RECORD, RunRecord, Trainer, compare_priors, explain_offset, list_snapshots, prior_by_epoch,
     prior_report,
 };
+use at5_app::cli::{init_threads, usage_error};
 use clap::Parser;
 use std::path::PathBuf;
 

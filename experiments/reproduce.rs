@@ -1,8 +1,8 @@
 //! `reproduce` (the default binary): the paper's synthetic-task table, every bias on every task.
+use at5::train::Preset;
 use at5_app::experiments::learned::Missing;
 use at5_app::experiments::reproduce;
 use at5_app::sweep::{self, SweepArgs};
-use at5::train::Preset;
 use clap::Parser;
 
 /// Reproduce the paper's comparison of position biases on its synthetic tasks.

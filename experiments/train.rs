@@ -1,7 +1,7 @@
 //! `train`: one training run of one task and bias family, with checkpoints and a JSON record.
+use at5::train::{self, CHECKPOINT, Event, Trainer};
 use at5_app::cli::{RunArgs, init_threads, run_flags_given, usage_error};
 use at5_app::sweep;
-use at5::train::{self, CHECKPOINT, Event, Trainer};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;

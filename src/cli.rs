@@ -64,7 +64,7 @@ pub fn parse<T: clap::Parser>() -> T {
     from_matches(&matches::<T>())
 }
 
-/// The parsed flags from [`matches`]' result, errors as [`parse`] gives them.
+/// The parsed flags from [`matches()`]' result, errors as [`parse`] gives them.
 pub fn from_matches<T: clap::Parser>(matches: &clap::ArgMatches) -> T {
     T::from_arg_matches(matches).unwrap_or_else(|e| usage_error(one_line(&e)))
 }

@@ -1,10 +1,10 @@
 //! AT5's two MLP initialisations: the paper's flat start, measured against its derivation
 //! (docs/why-at5-starts-flat.md), and the alive init's promises.
-use at5_app::experiments::init::{gradients_at_init, log_log_slope, plan};
 use at5::nn::check::{check_bias_gradients, small_bias};
 use at5::params::ParamStore;
 use at5::position::{At5Options, BiasConfig, MlpInit, MlpOptions, build};
 use at5::train::{Preset, RunRecord};
+use at5_app::experiments::init::{gradients_at_init, log_log_slope, plan};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 

@@ -1,10 +1,10 @@
 //! Sweeps that survive: finished runs are skipped, emitted jobs name only unfinished runs, and
 //! merge rebuilds the report from the result files.
 use at5::data::TaskKind;
+use at5::train::{Dial, Preset, RunRecord, RunRequest};
 use at5_app::experiments::learned::Missing;
 use at5_app::experiments::reproduce;
 use at5_app::sweep::{self, Plan, RunSpec, SweepEvent};
-use at5::train::{Dial, Preset, RunRecord, RunRequest};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A run at tiny sizes: D = 8, 2 heads, one epoch.
@@ -183,8 +183,8 @@ fn job_flags(line: &str) -> Vec<String> {
 
 #[test]
 fn emitted_job_lines_parse_back_to_the_planned_configs() {
-    use at5_app::experiments::init;
     use at5::train::Preset;
+    use at5_app::experiments::init;
     let root = std::env::temp_dir().join(format!("at5-jobs-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).unwrap();
@@ -296,7 +296,11 @@ fn every_setting_of_a_run_renders_as_flags_and_parses_back() {
     ] {
         let run = full(bias);
         let flags = at5_app::cli::run_flags(&run);
-        assert_eq!(at5_app::cli::parse_run_flags(&flags).unwrap(), run, "{flags:?}");
+        assert_eq!(
+            at5_app::cli::parse_run_flags(&flags).unwrap(),
+            run,
+            "{flags:?}"
+        );
     }
     let none = RunRequest::new(TaskKind::Reber, "t5", Preset::Quick, 1);
     let flags = at5_app::cli::run_flags(&none);

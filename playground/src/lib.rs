@@ -7,10 +7,10 @@
 //! run of the same flags (up to the last bits of the kernels). [`Playground::set_epochs`] moves
 //! the budget of a run in progress; no epoch depends on the budget, so the longer run is the
 //! native run with the new `--epochs`. Everything crosses the boundary as JSON strings.
-use at5_app::cli::RunArgs;
 use at5::data::{Label, Sequence};
 use at5::position::{BiasConfig, T5Options, t5_bucket};
 use at5::train::{EpochRecord, MAX_EPOCHS, Trainer, make_batch, pooled_query, prior_series};
+use at5_app::cli::RunArgs;
 use clap::Parser;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;

@@ -2,11 +2,11 @@
 //! ablation (add heads' biases back one at a time, lowest maximum prior first).
 use super::figures::pooled_query;
 use super::learned::{Missing, of_finished};
+use crate::sweep::{Plan, best_test_percent};
 use at5::nn::ForwardOpts;
 use at5::report::{
     Better, Cell, LineOpts, Series, Table, difference_phrase, line_chart, write_atomic,
 };
-use crate::sweep::{Plan, best_test_percent};
 use at5::train::{Preset, RunRecord, Trainer, evaluate};
 use std::path::Path;
 

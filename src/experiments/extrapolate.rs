@@ -1,10 +1,10 @@
 //! `extrapolate`: train at length L, evaluate at 2L and 4L on tasks whose label rule does not
 //! depend on the length (lag-k, adding).
 use super::learned::{Missing, of_finished};
+use crate::sweep::{Plan, RunSpec};
 use at5::data::{self, TaskConfig, TaskKind};
 use at5::nn::ForwardOpts;
 use at5::report::{Better, Cell, Table, read_json, write_atomic};
-use crate::sweep::{Plan, RunSpec};
 use at5::train::{self, Dial, Preset, RunRecord, RunRequest, TaskSource, Trainer, evaluate};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

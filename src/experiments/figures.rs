@@ -1,7 +1,7 @@
 //! Figures several experiments share: learning curves and learned priors from run results.
 use super::learned::{Missing, of_finished};
-use at5::report::{LineOpts, Series, line_chart, small_multiples};
 use crate::sweep::RunSpec;
+use at5::report::{LineOpts, Series, line_chart, small_multiples};
 use at5::train::{self, RunRecord, Trainer};
 
 /// The file beside a run's record that keeps its learned prior.

@@ -2,8 +2,8 @@
 //! gradient of each MLP tensor, the bias's range over offsets, how much of the gradient is
 //! dropout noise, and how far Adam's first step moves the MLP. `init-study --flat-start` prints
 //! it; docs/why-at5-starts-flat.md reads it.
-use at5::autodiff::Tape;
 use crate::cli::parse_run_flags;
+use at5::autodiff::Tape;
 use at5::nn::{Batch, ForwardOpts, Model, Targets, mix_seed};
 use at5::optim::AdamConfig;
 use at5::params::{ParamId, ParamStore};
@@ -43,7 +43,7 @@ const TENSORS: [&str; 4] = ["bias.neg.w1", "bias.neg.w2", "bias.neg.w3", "bias.c
 /// examples), mean over init seeds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlatStart {
-    /// Per tensor of [`TENSORS`], the gradient's RMS per element, over the masks.
+    /// Per tensor of `TENSORS`, the gradient's RMS per element, over the masks.
     pub rms: [f64; 4],
     /// The largest range, over heads, of the pooled query's bias over its keys (max − min; the
     /// prior's log-odds range).

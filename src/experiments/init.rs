@@ -1,10 +1,10 @@
 //! `init-study`: AT5 started as the paper does (`--at5-init paper`) against the same MLP started
 //! in its linear regime (`--at5-init alive`), on lag-k at L = 64 and on Process-50.
 //! docs/why-at5-starts-flat.md derives why the paper's start is flat and reads this report.
+use crate::sweep::{Plan, RunSpec, best_test_percent};
 use at5::data::TaskKind;
 use at5::position::MlpInit;
 use at5::report::{Cell, Series, Table, mean_std, small_multiples};
-use crate::sweep::{Plan, RunSpec, best_test_percent};
 use at5::train::{Preset, RunRecord, RunRequest};
 use std::path::Path;
 

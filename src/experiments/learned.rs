@@ -2,8 +2,8 @@
 //! `head-ablation.json`, `extrapolate.json`): computed once from the run's checkpoint, then read
 //! back, so a report rebuilds from committed files alone and checkpoints can stay on the
 //! machine that trained.
-use at5::report::{read_json, write_json};
 use crate::sweep::{RunSpec, finished};
+use at5::report::{read_json, write_json};
 use at5::train::{self, TrainConfig, Trainer};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

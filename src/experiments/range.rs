@@ -2,11 +2,11 @@
 //! and whether AT5's learned saturation distances follow the range.
 use super::figures::priors_figure;
 use super::learned::Missing;
+use crate::sweep::{Plan, RunSpec, best_test_percent};
 use at5::data::TaskKind;
 use at5::report::{
     Better, Cell, LineOpts, Series, Table, line_chart, mean_std, median, write_atomic, write_json,
 };
-use crate::sweep::{Plan, RunSpec, best_test_percent};
 use at5::train::{self, Preset, RunRecord, RunRequest};
 use std::path::Path;
 

@@ -1,12 +1,12 @@
 //! `reproduce`: the paper's synthetic-task comparison, every bias family on every task.
 use super::figures::{learning_curves, priors_figure};
 use super::learned::Missing;
+use crate::sweep::{Plan, RunSpec};
 use at5::data::TaskKind;
 use at5::report::{
     Better, Cell, LineOpts, Series, Table, difference_phrase, line_chart, mean_std, write_atomic,
     write_json,
 };
-use crate::sweep::{Plan, RunSpec};
 use at5::train::{Dial, Preset, RunRecord, RunRequest};
 use std::fmt::Write as _;
 use std::path::Path;

@@ -4,7 +4,7 @@
 /// Mean and sample standard deviation (divisor n − 1) of `xs`.
 ///
 /// One value gives a std of 0 (no spread is observable, and 0/0 would print as NaN); no values
-/// give `(NaN, NaN)`, which [`format_mean_std`] prints as [`MISSING`].
+/// give `(NaN, NaN)`, which [`super::format_mean_std`] prints as [`super::MISSING`].
 pub fn mean_std(xs: &[f64]) -> (f64, f64) {
     let n = xs.len();
     if n == 0 {
