@@ -1,5 +1,6 @@
-//! The small `Float` trait: f32 for training, f64 for gradient checking. It is a scalar trait;
-//! the slice and matrix kernels of each type are [`Kernels`], in [`crate::kernels`].
+//! The small `Float` trait: f32 for training, f64 for gradient checking. It is a scalar trait
+//! on top of [`Kernels`] (the slice and matrix kernels of each type, and its zero), which knows
+//! nothing of it: the kernels sit below the scalar, never beside it.
 use crate::kernels::Kernels;
 use std::fmt::{Debug, Display};
 use std::iter::Sum;
@@ -27,8 +28,6 @@ pub trait Float:
     + Sum
     + Kernels
 {
-    /// Zero.
-    const ZERO: Self;
     /// One.
     const ONE: Self;
     /// Negative infinity (the identity of `max`).
@@ -58,7 +57,6 @@ pub trait Float:
 macro_rules! impl_float {
     ($t:ty, $exp:path) => {
         impl Float for $t {
-            const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
             const NEG_INFINITY: Self = <$t>::NEG_INFINITY;
             fn from_f64(x: f64) -> Self {

@@ -1,7 +1,7 @@
 //! The GEMM driver of the matmul and Linear ops: cuts a product into a fixed set of parallel
 //! tasks and runs each on the packing GEMM of [`super::Kernels`].
+use super::Kernels;
 use super::zeros;
-use crate::float::Float;
 use rayon::prelude::*;
 
 /// Below this many multiply-adds a GEMM runs as one task.
@@ -50,7 +50,7 @@ fn split(m: usize, k: usize, n: usize, parallel: bool) -> Split {
 /// In parallel the work is cut by [`split`], a function of the shape alone, so every element
 /// of C is the same sums in the same order at any thread count.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn gemm<F: Float>(
+pub(crate) fn gemm<F: Kernels>(
     m: usize,
     k: usize,
     n: usize,

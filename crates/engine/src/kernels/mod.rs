@@ -30,6 +30,7 @@ pub(crate) use gemm::gemm;
 pub use layout::{add_transposed, transpose};
 pub use portable::exp_f32;
 
+use std::ops::{Add, AddAssign, Mul};
 use std::sync::OnceLock;
 
 /// The environment variable that forces a kernel path.
@@ -239,7 +240,7 @@ pub fn gemm_rows_on(
 /// of fused multiply-adds from zero, added to C in block order. The portable path does exactly
 /// that in plain Rust (matrixmultiply's own fallback for CPUs without FMA would round twice
 /// per term), so every path gives the same bits. A C of at most [`FEW_ROWS`] rows runs the
-/// same arithmetic on the unpacked kernel instead ([`few_rows`]), without packing B.
+/// same arithmetic on the unpacked kernel instead (`few_rows`), without packing B.
 #[allow(clippy::too_many_arguments)]
 pub fn sgemm_on(
     kernel: Kernel,
@@ -285,7 +286,7 @@ pub fn sgemm_on(
     }
 }
 
-/// Rows of C up to which [`sgemm_on`] runs [`few_rows`] instead of matrixmultiply.
+/// Rows of C up to which [`sgemm_on`] runs `few_rows` instead of matrixmultiply.
 pub const FEW_ROWS: usize = 16;
 
 /// [`sgemm_on`]'s arithmetic for a C of at most [`FEW_ROWS`] rows, on the unpacked kernel: per
@@ -415,7 +416,15 @@ pub fn wide<R>(f: impl FnOnce() -> R) -> R {
 /// The slice and matrix kernels of an element type, on the process's path: what the ops call.
 /// f32 (training) dispatches to the vector kernels; f64 (gradient checks) runs the portable
 /// code and matrixmultiply's f64 GEMM.
-pub trait Kernels: Copy + Sized {
+///
+/// The kernels take plain slices of f32 or f64 and know nothing of the engine's scalar trait
+/// (`Float` builds on this one): besides the kernels, a type brings only the arithmetic the
+/// portable lane sums and the GEMM driver do, and its zero.
+pub trait Kernels:
+    Copy + Send + Sync + PartialEq + Add<Output = Self> + Mul<Output = Self> + AddAssign + 'static
+{
+    /// Zero.
+    const ZERO: Self;
     /// [`sgemm_on`] on the process's path: one task, any strides of A and B.
     #[allow(clippy::too_many_arguments)]
     fn gemm(
@@ -449,6 +458,7 @@ pub trait Kernels: Copy + Sized {
 }
 
 impl Kernels for f32 {
+    const ZERO: Self = 0.0;
     fn gemm(
         mkn: (usize, usize, usize),
         a: &[f32],
@@ -485,6 +495,7 @@ impl Kernels for f32 {
 }
 
 impl Kernels for f64 {
+    const ZERO: Self = 0.0;
     fn gemm(
         (m, k, n): (usize, usize, usize),
         a: &[f64],
@@ -549,7 +560,7 @@ pub(crate) const CHUNK: usize = 1 << 13;
 /// `n` zeros, written in parallel chunks when large. `vec![0; n]` zeroes on the calling
 /// thread (the freed buffers are kept in the heap, so no fresh zero pages): at two threads the
 /// other core sat idle through every large allocation of a step.
-pub(crate) fn zeros<F: crate::float::Float>(n: usize) -> Vec<F> {
+pub(crate) fn zeros<F: Kernels>(n: usize) -> Vec<F> {
     use rayon::prelude::*;
     if n < PAR_MIN {
         return vec![F::ZERO; n];

@@ -2,7 +2,7 @@
 //! oracle every vector kernel is tested against bit for bit. Where a vector kernel fuses a
 //! multiply-add these use `f32::mul_add` (one rounding); where it multiplies and adds, so do
 //! these.
-use crate::float::Float;
+use super::Kernels;
 
 /// Lanes of [`sum_lanes`] and [`dot_lanes`]: fixed, whatever the vector width.
 pub const LANES: usize = 8;
@@ -17,17 +17,17 @@ pub const GEMM_KC: usize = 256;
 /// A single running sum is a chain of dependent adds that no compiler may reorder, one add
 /// latency per element; eight independent chains vectorise. The order is fixed by the length
 /// alone, so results stay the same at any thread count and on any CPU.
-pub fn sum_lanes<F: Float>(x: &[F]) -> F {
+pub fn sum_lanes<F: Kernels>(x: &[F]) -> F {
     dot_like(x, None)
 }
 
 /// `Σ x·y` in the order of [`sum_lanes`], each product rounded before it is added.
-pub fn dot_lanes<F: Float>(x: &[F], y: &[F]) -> F {
+pub fn dot_lanes<F: Kernels>(x: &[F], y: &[F]) -> F {
     dot_like(x, Some(y))
 }
 
 #[inline]
-fn dot_like<F: Float>(x: &[F], y: Option<&[F]>) -> F {
+fn dot_like<F: Kernels>(x: &[F], y: Option<&[F]>) -> F {
     let mut acc = [F::ZERO; LANES];
     let n = x.len() - x.len() % LANES;
     match y {
@@ -55,7 +55,7 @@ fn dot_like<F: Float>(x: &[F], y: Option<&[F]>) -> F {
 
 /// The eight lane sums combined: lanes i and i+4, then (0+2) + (1+3).
 #[inline]
-pub fn combine_lanes<F: Float>(acc: [F; LANES]) -> F {
+pub fn combine_lanes<F: Kernels>(acc: [F; LANES]) -> F {
     let (a, b) = acc.split_at(LANES / 2);
     let q: [F; 4] = std::array::from_fn(|i| a[i] + b[i]);
     (q[0] + q[2]) + (q[1] + q[3])
