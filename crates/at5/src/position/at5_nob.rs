@@ -2,7 +2,7 @@
 //!
 //! The original code's NoB variant also dropped the last MLP layer (and kept dropout on at
 //! evaluation); here the MLP is AT5's own, so the ablation changes the bucketization alone.
-use super::at5::{BucketMlp, MlpOptions, mlp_param_count};
+use super::mlp::{BucketMlp, MlpOptions, mlp_param_count};
 use super::config::Family;
 use super::{DeadUnits, PositionBias, clamped_offset_rows};
 use crate::autodiff::{Tape, Var};

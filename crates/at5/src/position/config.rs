@@ -5,7 +5,7 @@
 //! name, options, checks, parameter count and constructor) plus one line in `families!` in
 //! `position/mod.rs`; [`BiasConfig`], [`FAMILIES`], parsing, checking, building, the memory
 //! estimate and the record format all come from that line.
-use super::at5::MlpOptions;
+use super::mlp::MlpOptions;
 use super::{BiasConfig, PositionBias};
 use crate::float::Float;
 use crate::params::ParamStore;

@@ -4,6 +4,7 @@
 //! `n = j - i` (key position minus query position), added to the attention scores; the
 //! sinusoidal baseline is the exception and adds an absolute encoding to the input instead.
 mod config;
+mod mlp;
 
 // The bias families: one line each (see `config::Family` for what a family's file declares).
 config::families! {
@@ -20,9 +21,10 @@ config::families! {
 
 // `self::` because the crate is also called `at5`, and a doctest sees both.
 pub use self::alibi::alibi_slopes;
-pub use self::at5::{At5Options, MlpInit, MlpOptions, soft_bucket};
+pub use self::at5::{At5Options, soft_bucket};
 pub use self::fire::FireOptions;
 pub use self::kerple::KERPLE_MIN;
+pub use self::mlp::{MlpInit, MlpOptions};
 pub use self::sinusoidal::sinusoidal_encoding;
 pub use self::t5::{T5Options, check_t5_config, t5_bucket};
 pub use config::{Family, NoOptions, build};

@@ -12,7 +12,9 @@
 //! copy of their layout ([`super::checkpoint_v1`]).
 use super::checkpoint_v1;
 use super::config::TrainConfig;
+use super::decoded::Decoded;
 use super::fingerprint::DataFingerprint;
+use super::hash::fnv1a;
 use super::record::RunRecord;
 use super::trainer::{TrainState, Trainer};
 use crate::optim::{Adam, AdamConfig};
@@ -51,22 +53,6 @@ struct Payload {
     v: Vec<Vec<f32>>,
 }
 
-/// A checkpoint of either version, decoded.
-pub(super) struct Decoded {
-    pub config: TrainConfig,
-    pub names: Vec<String>,
-    pub shapes: Vec<Vec<usize>>,
-    pub values: Vec<Vec<f32>>,
-    pub adam_config: AdamConfig,
-    pub adam_step: u64,
-    pub m: Vec<Vec<f32>>,
-    pub v: Vec<Vec<f32>>,
-    pub state: TrainState,
-    pub without_grad: Vec<String>,
-    /// `None` for a version-1 file, which predates fingerprints: it resumes unchecked.
-    pub data: Option<DataFingerprint>,
-}
-
 fn decode_v2(payload: &[u8]) -> Result<(Decoded, usize), String> {
     let (p, used): (Payload, usize) =
         bincode::serde::decode_from_slice(payload, bincode::config::standard())
@@ -89,16 +75,6 @@ fn decode_v2(payload: &[u8]) -> Result<(Decoded, usize), String> {
         },
         used,
     ))
-}
-
-/// FNV-1a over bytes: the checkpoint's checksum, and the hash behind run ids and digests.
-pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
 }
 
 impl Trainer {

@@ -12,7 +12,7 @@
 //! layout lacks them. A file is decoded by the newest layout that reads it whole, then
 //! converted through JSON, where absent fields take their serde defaults exactly as in old run
 //! records. Do not edit these types: they describe files that exist.
-use super::checkpoint::Decoded;
+use super::decoded::Decoded;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

@@ -1,5 +1,5 @@
 //! Per-epoch diagnostics of the position bias: its gradients, its dead units, its prior's shape.
-use super::prior::pooled_query;
+use super::pooling::pooled_query;
 use crate::nn::{Model, mass_radius};
 use crate::params::{ParamId, ParamStore};
 use crate::position::DeadUnits;

@@ -93,7 +93,7 @@ impl DataShape {
             positions: examples as f64 * len as f64,
             training_nums: nums,
             eval_examples: dv.max(te),
-            pooling: super::preset::pooling_for(cfg.kind()),
+            pooling: super::pooling::pooling_for(cfg.kind()),
         }
     }
 
@@ -112,7 +112,7 @@ impl DataShape {
             positions: all().map(|e| e.input.len() as f64).sum(),
             training_nums: d.training_nums,
             eval_examples: d.dev.len().max(d.test.len()),
-            pooling: super::preset::pooling_for(d.kind),
+            pooling: super::pooling::pooling_for(d.kind),
         }
     }
 }

@@ -3,31 +3,35 @@
 mod batch;
 mod checkpoint;
 mod checkpoint_v1;
+mod checks;
 mod config;
+mod decoded;
 mod diagnostics;
 mod fingerprint;
+mod hash;
 pub mod memory;
 mod metrics;
+mod pooling;
 mod preset;
 mod prior;
 mod record;
+mod request;
 mod trainer;
 mod walkthrough;
 
 pub use batch::make_batch;
-pub use config::{
-    BiasRequest, MAX_EPOCHS, MlpRequest, ModelSpec, RunRequest, TaskSource, TrainConfig,
-    read_config,
-};
+pub use checks::read_config;
+pub use config::{MAX_EPOCHS, ModelSpec, TaskSource, TrainConfig};
 pub use diagnostics::{BiasDiagnostics, GradNorms, diagnose};
 pub use fingerprint::DataFingerprint;
 pub use metrics::{EVAL_BATCH, Metrics, argmax, evaluate};
-pub use preset::{Dial, Preset, bias_for, pooling_for, preset_config, task_config, task_length};
+pub use pooling::{pooled_query, pooling_for};
+pub use preset::{Dial, Preset, bias_for, preset_config, task_config, task_length};
 pub use prior::{
-    HeadSummary, PriorReport, compare_priors, pooled_query, prior_by_epoch, prior_report,
-    prior_series,
+    HeadSummary, PriorReport, compare_priors, prior_by_epoch, prior_report, prior_series,
 };
 pub use record::RunRecord;
+pub use request::{BiasRequest, MlpRequest, RunRequest};
 pub use trainer::{Best, EpochRecord, TrainState, Trainer};
 pub use walkthrough::{Explanation, StaircaseRow, explain_offset, staircase, staircase_figure};
 

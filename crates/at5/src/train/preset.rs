@@ -2,7 +2,7 @@
 //! family, and the quick reduction.
 use super::config::{ModelSpec, TaskSource, TrainConfig};
 use crate::data::{AddingConfig, LagKConfig, Process50Config, ReberConfig, TaskConfig, TaskKind};
-use crate::nn::{BiasScope, Dropouts, PooledHead, Pooling};
+use crate::nn::{BiasScope, Dropouts, PooledHead};
 use crate::position::BiasConfig;
 use serde::{Deserialize, Serialize};
 
@@ -141,15 +141,6 @@ pub fn bias_for(
         (m.dropout, m.per_cell) = (mlp_dropout, per_cell);
     }
     Ok(b)
-}
-
-/// The pooling the paper uses for a task: the last slot, or the mean for Process-50 (whose
-/// label is a property of the whole sequence).
-pub fn pooling_for(kind: TaskKind) -> Pooling {
-    match kind {
-        TaskKind::Process50 => Pooling::Mean,
-        TaskKind::Reber | TaskKind::Adding | TaskKind::LagK => Pooling::Last,
-    }
 }
 
 /// The paper's protocol for a task and bias, or the quick preset's reduction.

@@ -4,10 +4,10 @@ use super::batch::make_batch;
 use super::config::TrainConfig;
 use super::diagnostics::BiasDiagnostics;
 use super::metrics::EVAL_BATCH;
+use super::pooling::pooled_query;
 use super::record::RunRecord;
 use super::trainer::Trainer;
 use crate::data::Example;
-use crate::nn::Pooling;
 use crate::nn::{LayerView, mass_radius, mean_kl};
 use crate::report::{LineOpts, Series, heatmap, line_chart, small_multiples};
 use std::path::{Path, PathBuf};
@@ -42,16 +42,6 @@ pub struct PriorReport {
     pub heads: Vec<HeadSummary>,
     /// Every figure written, in order.
     pub files: Vec<PathBuf>,
-}
-
-/// The query a task reads: the last slot for last-slot pooling, the first for first-slot
-/// pooling, otherwise the middle of the sequence.
-pub fn pooled_query(pooling: Pooling, len: usize) -> usize {
-    match pooling {
-        Pooling::Last => len - 1,
-        Pooling::First => 0,
-        Pooling::Mean => len / 2,
-    }
 }
 
 /// Per head, the prior of `trainer`'s pooled query over relative offsets `n = j - i`, as chart

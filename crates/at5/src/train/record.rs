@@ -108,5 +108,5 @@ pub(super) fn history_digest(epochs: &[EpochRecord], best: Option<&Best>) -> Str
         word(b.test.loss.to_bits());
         word(b.test.accuracy.to_bits());
     }
-    format!("{:016x}", super::checkpoint::fnv1a(&bytes))
+    format!("{:016x}", super::hash::fnv1a(&bytes))
 }

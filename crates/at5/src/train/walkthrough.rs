@@ -2,7 +2,7 @@
 //! bucket `f(n)`, and one offset of a trained AT5 model followed through `f`, the MLP, the
 //! bias, the prior and the posterior, then back through the chain rule to the slope parameter.
 use super::batch::make_batch;
-use super::prior::pooled_query;
+use super::pooling::pooled_query;
 use super::trainer::Trainer;
 use crate::autodiff::Tape;
 use crate::nn::Model;
