@@ -122,7 +122,7 @@ struct Node<F> {
 /// [`crate::gradcheck()`] compares the result with central differences:
 ///
 /// ```
-/// use at5::{Tape, Tensor, Var, gradcheck};
+/// use at5_engine::{Tape, Tensor, Var, gradcheck};
 /// // y = sum(softmax(x) * x): x is used twice, once through the softmax.
 /// let f = |t: &mut Tape, v: &[Var]| {
 ///     let p = t.softmax(v[0]);
