@@ -1,5 +1,6 @@
 //! Central-difference gradient checking in f64.
-use super::tape::{Tape, Var};
+use super::ops::Tape;
+use super::tape::Var;
 use crate::tensor::Tensor;
 
 /// The outcome of one [`gradcheck`].

@@ -4,6 +4,7 @@ pub mod ops;
 pub mod tape;
 
 pub use gradcheck::{GradcheckReport, gradcheck};
+pub use ops::Tape;
 pub use ops::attention::AttentionVars;
 pub use ops::nn::MaskRows;
-pub use tape::{Gradients, OpProfile, Tape, Var};
+pub use tape::{Gradients, OpProfile, Recorded, TapeOf, Var};

@@ -1,7 +1,8 @@
 //! Add, sub, mul, div with numpy broadcasting, and the one place broadcasting is undone.
 use super::zeros;
 use super::{CHUNK, PAR_MIN};
-use crate::autodiff::tape::{Grads, Op, Tape, Var};
+use super::{Op, Tape};
+use crate::autodiff::tape::{Grads, Var, add_into};
 use crate::float::Float;
 use crate::tensor::Tensor;
 use rayon::prelude::*;
@@ -110,18 +111,6 @@ pub(crate) fn sum_to_shape<F: Float>(g: &[F], out: &[usize], dst: &mut [F], shap
 
 /// Row blocks of a parallel sum over rows (a bias gradient over B·L rows).
 const SUM_BLOCKS: usize = 8;
-
-/// `dst += src` elementwise, in parallel chunks when large.
-pub(crate) fn add_into<F: Float>(dst: &mut [F], src: &[F]) {
-    let add = |(d, s): (&mut [F], &[F])| d.iter_mut().zip(s).for_each(|(d, s)| *d += *s);
-    if dst.len() < PAR_MIN {
-        add((dst, src));
-    } else {
-        dst.par_chunks_mut(CHUNK)
-            .zip(src.par_chunks(CHUNK))
-            .for_each(add);
-    }
-}
 
 /// `Some(n)` when `shape` (n elements) is repeated over the leading axes of `out`: the
 /// `[rows, n] + [n]` case of a bias added to every row.

@@ -1,7 +1,8 @@
 //! Elementwise maps: scale, shift, exp, ln, sqrt, powf, relu, gelu, sigmoid, tanh.
 use super::zeros;
 use super::{CHUNK, PAR_MIN};
-use crate::autodiff::tape::{Grads, Op, Tape, Var};
+use super::{Op, Tape};
+use crate::autodiff::tape::{Grads, Var};
 use crate::float::Float;
 use crate::kernels::wide;
 use crate::tensor::Tensor;

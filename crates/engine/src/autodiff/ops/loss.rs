@@ -1,6 +1,7 @@
 //! Losses: fused cross-entropy from logits with class indices, and mean squared error.
 use super::softmax::log_softmax_row;
-use crate::autodiff::tape::{Grads, Op, Tape, Var};
+use super::{Op, Tape};
+use crate::autodiff::tape::{Grads, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
 

@@ -6,7 +6,8 @@
 use super::binary::{broadcast_shape, for_each_broadcast, sum_to_shape};
 use super::zeros;
 use super::{CHUNK, PAR_MIN};
-use crate::autodiff::tape::{Grads, Op, Tape, Var};
+use super::{Op, Tape};
+use crate::autodiff::tape::{Grads, Var};
 use crate::float::Float;
 use crate::kernels::gemm;
 use crate::tensor::Tensor;

@@ -1,7 +1,8 @@
 //! Network pieces: fused layer norm, embedding gather, seeded dropout, select-by-mask.
 use super::PAR_MIN;
 use super::zeros;
-use crate::autodiff::tape::{Grads, Op, Tape, Var};
+use super::{Op, Tape};
+use crate::autodiff::tape::{Grads, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
 use rand::rngs::ChaCha12Rng;
@@ -37,7 +38,8 @@ pub struct MaskRows {
 /// f64 is `(x >> 11) · 2⁻⁵³` for the stream's `i`-th u64 `x`, exactly, so the test is made on
 /// the integer: `x >> 11 >= ceil(p · 2⁵³)`, the same flags without a float per element.
 #[derive(Clone, Debug)]
-pub(crate) struct KeepMask {
+#[doc(hidden)]
+pub struct KeepMask {
     words: Vec<u64>,
     len: usize,
 }

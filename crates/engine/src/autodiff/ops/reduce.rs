@@ -1,7 +1,8 @@
 //! Reductions: sum of all elements, sum / mean over an axis, max over an axis.
 use super::CHUNK;
 use super::shape::split_at_axis;
-use crate::autodiff::tape::{Grads, Op, Tape, Var};
+use super::{Op, Tape};
+use crate::autodiff::tape::{Grads, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
 use rayon::prelude::*;

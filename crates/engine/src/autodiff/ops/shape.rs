@@ -1,6 +1,7 @@
 //! Layout ops: reshape, permute (and the last-two-axes transpose), concat and slice.
 use super::zeros;
-use crate::autodiff::tape::{Grads, Op, Tape, Var};
+use super::{Op, Tape};
+use crate::autodiff::tape::{Grads, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
 

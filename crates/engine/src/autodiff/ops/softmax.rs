@@ -1,7 +1,8 @@
 //! Softmax and log-softmax over the last axis, max-subtracted, parallel over rows.
 use super::zeros;
+use super::{Op, Tape};
 use super::{PAR_MIN, dot_lanes, sum_lanes};
-use crate::autodiff::tape::{Grads, Op, Tape, Var};
+use crate::autodiff::tape::{Grads, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
 use rayon::prelude::*;
