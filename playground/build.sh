@@ -18,6 +18,6 @@ fi
 RUSTFLAGS="" cargo build --release -p at5-playground --target wasm32-unknown-unknown
 wasm-bindgen --target no-modules --no-typescript --remove-producers-section \
     --out-dir docs/playground/pkg --out-name at5 \
-    target/wasm32-unknown-unknown/release/at5_playground.wasm
+    "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/at5_playground.wasm"
 playground/sources-hash.sh >docs/playground/pkg/SOURCES
 ls -l docs/playground/pkg
