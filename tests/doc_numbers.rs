@@ -20,6 +20,7 @@ const README: &str = "README.md";
 const AUTODIFF: &str = "docs/autodiff.md";
 const FLAT: &str = "docs/why-at5-starts-flat.md";
 const BIASES: &str = "docs/position-biases.md";
+const REPRODUCING: &str = "docs/reproducing.md";
 
 fn page(path: &str) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -65,6 +66,7 @@ fn run(bin: &str, args: &str, root: &Path) -> String {
         "buckets" => env!("CARGO_BIN_EXE_buckets"),
         "gradcheck" => env!("CARGO_BIN_EXE_gradcheck"),
         "init-study" => env!("CARGO_BIN_EXE_init-study"),
+        "extrapolate" => env!("CARGO_BIN_EXE_extrapolate"),
         other => panic!("no binary {other}"),
     };
     let args: Vec<String> = normalise(args)
@@ -77,7 +79,12 @@ fn run(bin: &str, args: &str, root: &Path) -> String {
             },
         )
         .collect();
-    let out = Command::new(exe).args(&args).output().expect("binary runs");
+    // run in `root`, so a command's default output folder lands there too
+    let out = Command::new(exe)
+        .args(&args)
+        .current_dir(root)
+        .output()
+        .expect("binary runs");
     assert!(
         out.status.success(),
         "{bin} {args:?}: {}",
@@ -600,8 +607,9 @@ fn the_gradcheck_output_in_autodiff_md_is_what_the_binary_prints() {
 }
 
 #[test]
-fn the_theory_alibi_example_is_its_arithmetic() {
+fn the_alibi_examples_of_theory_md_and_position_biases_md_are_their_arithmetic() {
     let theory = page(THEORY);
+    let biases = page(BIASES);
     let softmax = |x: &[f64]| {
         let z: f64 = x.iter().map(|v| v.exp()).sum();
         x.iter().map(|v| v.exp() / z).collect::<Vec<f64>>()
@@ -627,6 +635,27 @@ fn the_theory_alibi_example_is_its_arithmetic() {
         &format!("renormalised: `{}`", show(&post)),
         "the arithmetic",
     );
+    // position-biases.md's table, normaliser and posterior
+    for j in 0..4 {
+        let line = format!(
+            "| {j} | {} | {} | {:.4} | {:.3} |",
+            j - 1,
+            if bias[j as usize] == 0.0 {
+                "0".to_string()
+            } else {
+                format!("{:.1}", bias[j as usize])
+            },
+            bias[j as usize].exp(),
+            prior[j as usize]
+        );
+        says(BIASES, &biases, &line, "the arithmetic");
+    }
+    let z: f64 = bias.iter().map(|b| b.exp()).sum();
+    says(BIASES, &biases, &format!("(`Z = {z:.4}`.)"), "the arithmetic");
+    let weighted: f64 = prior[0] + prior[1] + prior[2] * 1f64.exp() + prior[3];
+    let cells: Vec<String> = post.iter().map(|v| format!("{v:.3}")).collect();
+    let line = format!("/ {weighted:.4} = {}", cells.join(", "));
+    says(BIASES, &biases, &line, "the arithmetic");
 }
 
 const SCALING: &str = "results/init-study/scaling.md";
@@ -700,8 +729,9 @@ fn the_init_scaling_numbers_are_what_init_study_scaling_prints() {
     let at = row(&rows, &["64", "15, 2", "paper, std 0.01"]);
     let t5 = rows.iter().find(|r| r.len() == 4 && r[0] == "64").unwrap();
     let line = format!(
-        "the MLP weights' gradient norms are {}, {} and {} and the slope parameter `c`'s {}; \
-         T5's bias table, on the same batch, gets {}, and the rest of the model {}",
+        "the MLP weights' gradient norms are {}, {} and {} and the slope parameter `c`'s {} (per \
+         element smaller still); T5's bias table, on the same batch, gets {}, and the rest of the \
+         model {}",
         at[3],
         at[4],
         at[5],
@@ -1175,4 +1205,174 @@ fn the_readme_tables_are_the_committed_reports_and_records() {
         );
         says(README, &readme, &line, "results/paper's records");
     }
+}
+
+/// `68512` as the pages write it, `68 512`.
+fn thousands(n: usize) -> String {
+    match n {
+        0..1000 => n.to_string(),
+        _ => format!("{} {:03}", n / 1000, n % 1000),
+    }
+}
+
+#[test]
+fn the_parameter_counts_in_position_biases_md_are_the_families_at_the_defaults() {
+    use at5::position::BiasConfig;
+    use rand::SeedableRng;
+    let doc = page(BIASES);
+    // H = 8 heads at L = 128, each family's default options
+    let count = |cfg: &BiasConfig| {
+        let mut store = at5::ParamStore::<f64>::new();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        at5::position::build(cfg, 8, 128, &mut store, "bias", &mut rng)
+            .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+        store.num_scalars()
+    };
+    let by_name = |name: &str| count(&BiasConfig::from_name(name).unwrap());
+    let mut original = BiasConfig::from_name("at5").unwrap();
+    if let BiasConfig::At5(o) = &mut original {
+        (o.mlp.l1, o.mlp.l2) = (100, 40);
+    }
+    let mlps = by_name("at5-nob") - by_name("t5-nob");
+    let line = format!(
+        "`t5` {}, `t5-nob` {}, `at5` with `l1 = 15, l2 = 2` {} (with the original default \
+         `l1 = 100, l2 = 40`: {}), `at5-nob` {} + {mlps} = {}, `kerple-log` {}, `fire` with \
+         `hidden = 32` {}",
+        by_name("t5"),
+        by_name("t5-nob"),
+        by_name("at5"),
+        thousands(count(&original)),
+        by_name("t5-nob"),
+        by_name("at5-nob"),
+        by_name("kerple-log"),
+        by_name("fire")
+    );
+    says(BIASES, &doc, &line, "the families built at H = 8, L = 128");
+}
+
+/// The decimal figures of `text` (`92.8`, `0.03`, a mean with its spread `92.8 ± 16.1` as one;
+/// integers are too common to trace).
+fn decimals(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    // the end of the decimal starting at `i`, if one does
+    let decimal = |mut i: usize| -> Option<usize> {
+        let start = i;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            i += 1;
+        }
+        let dot = i > start && chars.get(i) == Some(&'.');
+        if !(dot && chars.get(i + 1).is_some_and(|c| c.is_ascii_digit())) {
+            return None;
+        }
+        i += 1;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            i += 1;
+        }
+        Some(i)
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let fresh = i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '.');
+        match decimal(i).filter(|_| fresh) {
+            Some(mut end) => {
+                let spread: String = chars[end..chars.len().min(end + 3)].iter().collect();
+                if spread == " ± "
+                    && let Some(e) = decimal(end + 3)
+                {
+                    end = e;
+                }
+                out.push(chars[i..end].iter().collect());
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+/// The part of a page from the heading `from` to the next heading of its level.
+fn section<'a>(text: &'a str, from: &str) -> &'a str {
+    let at = text
+        .find(from)
+        .unwrap_or_else(|| panic!("no section {from:?}"));
+    let level = &from[..from.find(' ').unwrap() + 1];
+    let rest = &text[at + from.len()..];
+    let end = rest.find(&format!("\n{level}")).map_or(text.len(), |e| at + from.len() + e);
+    &text[at..end]
+}
+
+/// Every decimal figure of a page's prose is in one of the committed reports it reads them
+/// from: a report that changes takes the page's stale figures with it.
+fn figures_from(path: &str, text: &str, files: &[&str]) {
+    let sources: String = files.iter().map(|f| page(f)).collect();
+    let figures = decimals(text);
+    assert!(!figures.is_empty(), "{path}: no figures in {text}");
+    for f in figures {
+        assert!(
+            sources.contains(&f),
+            "{path} quotes {f}, which none of {files:?} holds any more: update the page"
+        );
+    }
+}
+
+#[test]
+fn the_readme_s_paper_preset_prose_quotes_the_committed_reports() {
+    let readme = page(README);
+    figures_from(
+        README,
+        section(&readme, "## What the paper preset shows"),
+        &[
+            "results/paper/README.md",
+            "results/paper-longer/README.md",
+            "results/paper-range/README.md",
+            "results/paper-std01/README.md",
+            "results/paper-alive/README.md",
+        ],
+    );
+    figures_from(
+        README,
+        section(&readme, "## What the quick run shows"),
+        &["results/quick/README.md"],
+    );
+}
+
+/// The cells of the row of a page's table whose first cell shows `command`.
+fn row_showing(text: &str, command: &str) -> Vec<String> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with('|') && l.contains(command))
+        .unwrap_or_else(|| panic!("no row shows {command}"));
+    table(&format!("{line}\n"))[0].clone()
+}
+
+#[test]
+fn reproducing_md_s_results_are_the_committed_reports_and_the_smoke_run() {
+    let doc = page(REPRODUCING);
+    let sweep = row_showing(&doc, "--out results/sweep-lagk");
+    figures_from(REPRODUCING, &sweep[1], &["results/sweep-lagk/table.md"]);
+    let ablate = row_showing(&doc, "--bin ablate`");
+    figures_from(REPRODUCING, &ablate[1], &["results/quick/ablate.md"]);
+    let scaling = row_showing(&doc, "--scaling --seeds 3`");
+    figures_from(REPRODUCING, &scaling[1], &[SCALING]);
+    // the wall times of the committed runs, loosely
+    let quick = row_showing(&doc, "(= `reproduce --preset quick`)");
+    says(REPRODUCING, &quick[2], "7.7 min for the 72 runs", "results/quick");
+    let results: Value = serde_json::from_str(&page("results/quick/results.json")).unwrap();
+    about_two_at_a_time(7.7, results.as_array().unwrap(), "the quick run");
+    says(REPRODUCING, &sweep[2], "6.7 min (6 runs", "results/sweep-lagk");
+    let results: Value = serde_json::from_str(&page("results/sweep-lagk/results.json")).unwrap();
+    about_two_at_a_time(6.7, results.as_array().unwrap(), "results/sweep-lagk");
+    let study = row_showing(&doc, "`cargo run --release --bin init-study` |");
+    says(REPRODUCING, &study[2], "about 25 min (60 runs", "results/init-study");
+    about_two_at_a_time(25.0, &records("results/init-study", ""), "results/init-study");
+    // the smoke run, rerun as shown
+    let args = "--task lagk --lag 3 --bias at5 --epochs 13 --lr 3e-3 --d-model 32";
+    let smoke = row_showing(&doc, &format!("--bin train -- {args}`"));
+    let root = tmp("smoke");
+    run("train", args, &root);
+    let rec = record(&root.join("runs/lagk-k3-at5-s1"));
+    let line = format!("13 epochs at L = 16: {} test", pct(&rec["best"]["test"]["accuracy"]));
+    says(REPRODUCING, &smoke[1], &line, "the smoke run");
+    let _ = std::fs::remove_dir_all(&root);
 }

@@ -362,7 +362,7 @@ fn line_chart_writes_svg_with_labels_and_legend() {
 /// The legend's box (the translucent white rectangle plotters draws behind it) as `(x, y)`.
 fn legend_box(svg: &str) -> (u32, u32) {
     let rect = svg
-        .split("<rect ")
+        .split("<rect")
         .find(|r| r.contains("opacity=\"0.85\""))
         .expect("a legend box");
     let attr = |name: &str| -> u32 {
