@@ -1,7 +1,7 @@
 //! Tests of the report module: atomic writes, JSON files, mean ± std tables and SVG figures.
 use at5::report::{
-    Better, Cell, LegendAt, LineOpts, MISSING, Series, Table, format_mean_std, heatmap, line_chart, mean_std,
-    read_json, small_multiples, write_atomic, write_json,
+    Better, Cell, LegendAt, LineOpts, MISSING, Series, Table, format_mean_std, heatmap, line_chart,
+    mean_std, read_json, small_multiples, write_atomic, write_json,
 };
 use serde::{Deserialize, Serialize};
 use std::fs;
