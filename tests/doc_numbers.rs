@@ -977,6 +977,45 @@ fn the_init_study_numbers_are_the_committed_reports_and_records() {
         let line = init_study_row(row(&long, &[key]), name);
         says(FLAT, &flat, &line, "results/init-study-long/init-study.md");
     }
+    // the solved seeds of both inits, and how surprising 5/5 against 2/5 is (Fisher's exact
+    // test, one-sided: all 5 of the 7 solved seeds in one arm, out of C(10, 5) splits)
+    let solved = |prefix: &str, at: f64| {
+        span(
+            records("results/init-study", prefix)
+                .iter()
+                .map(best_test)
+                .filter(|&a| a >= at),
+            |x| format!("{x:.0}"),
+        )
+    };
+    let line = format!(
+        "({} % on lag-k, {} % on Process-50)",
+        solved("lagk-k4-at5-", 90.0),
+        solved("process50-at5-", 80.0)
+    );
+    says(FLAT, &flat, &line, "results/init-study's records");
+    let p = 21.0 / 252.0;
+    says(
+        FLAT,
+        &flat,
+        &format!("one-sided p of about {p:.2}"),
+        "C(7, 5) / C(10, 5)",
+    );
+    // at the paper's sizes, the first epoch AT5's Process-50 dev accuracy passes 80 %
+    let passes = records("results/paper", "process50-at5-s")
+        .into_iter()
+        .map(|r| {
+            r["epochs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["dev"]["accuracy"].as_f64().unwrap() >= 0.8)
+                .unwrap()["epoch"]
+                .as_f64()
+                .unwrap()
+        });
+    let line = format!("80 % at epochs {})", span(passes, |x| format!("{x}")));
+    says(FLAT, &flat, &line, "results/paper's Process-50 AT5 records");
     // the long runs seed by seed, their Welch interval and their sharpest heads
     let dir = "results/init-study-long";
     let paper = records(dir, "lagk-k16-at5-paper-");
@@ -1430,5 +1469,25 @@ fn reproducing_md_s_results_are_the_committed_reports_and_the_smoke_run() {
         pct(&rec["best"]["test"]["accuracy"])
     );
     says(REPRODUCING, &smoke[1], &line, "the smoke run");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn reproducing_md_s_extrapolation_is_what_the_run_gives() {
+    let doc = page(REPRODUCING);
+    let args = "--biases t5,alibi --seeds 1 --out /tmp/ex";
+    let shown = row_showing(&doc, &format!("--bin extrapolate -- {args}`"));
+    let root = tmp("extrapolate");
+    run("extrapolate", args, &root);
+    let report = page(root.join("ex/extrapolate.md").to_str().unwrap()).replace("**", "");
+    // the first table is lag-4 at L = 32: test accuracy at L, 2L and 4L
+    let rows = table(&report);
+    let at = |bias: &str| row(&rows, &[bias]).to_vec();
+    let (t5, alibi) = (at("t5"), at("alibi"));
+    let line = format!(
+        "T5 {} % at L = 32 on lag-4, {} % at 2L, {} % at 4L; ALiBi {} %, {} % and {} %",
+        t5[1], t5[2], t5[3], alibi[1], alibi[2], alibi[3]
+    );
+    says(REPRODUCING, &shown[1], &line, "`extrapolate`");
     let _ = std::fs::remove_dir_all(&root);
 }
