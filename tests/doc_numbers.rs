@@ -1207,6 +1207,21 @@ fn the_reber_numbers_of_the_flat_start_page_are_the_committed_records() {
         std01["best"]["epoch"]
     );
     says(FLAT, &flat, &line, "results/paper-std01/runs/reber-at5-s1");
+    // std 0.1, all five seeds: which solve Reber
+    let std01: Vec<f64> = records("results/paper-std01", "reber-at5-s")
+        .iter()
+        .map(best_test)
+        .collect();
+    assert_eq!(std01.len(), 5, "{std01:?}");
+    let line = format!(
+        "seeds 1 and 2 solve Reber ({:.1} %), seeds 3–5 stay at chance ({:.1}, {:.1}, {:.1} %), 2 \
+         of 5 against none of 5 at std 0.01",
+        std01[0], std01[2], std01[3], std01[4]
+    );
+    assert_eq!(std01[0], std01[1]);
+    assert!(std01[2..].iter().all(|&a| a < 60.0), "{std01:?}");
+    assert!(at5.iter().all(|r| best_test(r) < 60.0));
+    says(FLAT, &flat, &line, "results/paper-std01");
     // the quick preset's Reber AT5
     let quick = table(&page("results/quick/README.md"));
     let cell = &row(&quick, &["reber"])[4];
