@@ -169,7 +169,7 @@ fn print_config(opts: &CheckOptions) {
          paths: whole = 1 layer, mean pooling, every query row; pruned = 2 layers, last-slot \
          pooling, the last block computes the pooled row alone (as training does)\n\
          biases: t5 8 buckets up to distance {l}; at5/at5-nob MLP widths 4 and 3, init std {}; \
-         at5 slopes a, c ~ U(1, 10) (so a, c > 0: the ReLU's a < 0 side is not checked); \
+         at5 slope parameters a, c ~ U(1, 10) (so a, c > 0: the ReLU's a < 0 side is not checked); \
          fire width 6\n\
          coordinates: every one of each bias tensor (evenly sampled beyond {MAX_COORDS}); the \
          rest of the model as one row, up to {MAX_COORDS} per tensor\n\

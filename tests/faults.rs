@@ -591,3 +591,22 @@ fn a_refused_writer_leaves_no_folder_behind() {
     assert!(!missing.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A file written atomically (records, reports, checkpoints) gets the permissions a plain
+/// `File::create` gives in the same folder, not the temp file's private 0600: a lab's group can
+/// read a shared results folder.
+#[cfg(unix)]
+#[test]
+fn an_atomic_write_gets_the_permissions_of_a_plain_one() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tmp("permissions");
+    let plain = dir.join("plain.json");
+    std::fs::File::create(&plain).unwrap();
+    let atomic = dir.join("atomic.json");
+    at5::report::write_atomic(&atomic, b"{}\n").unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&atomic), mode(&plain));
+    // The umask of a test process leaves at least the owner's read and write.
+    assert_eq!(mode(&atomic) & 0o600, 0o600);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,7 +1,7 @@
 //! Tests of the report module: atomic writes, JSON files, mean ± std tables and SVG figures.
 use at5::report::{
-    Better, Cell, LineOpts, MISSING, Series, Table, format_mean_std, heatmap, line_chart, mean_std,
-    read_json, small_multiples, write_atomic, write_json,
+    Better, Cell, LegendAt, LineOpts, MISSING, Series, Table, format_mean_std, heatmap, line_chart,
+    mean_std, read_json, small_multiples, write_atomic, write_json,
 };
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -333,6 +333,7 @@ fn line_chart_writes_svg_with_labels_and_legend() {
     let opts = LineOpts {
         log_x: false,
         y_range: Some((0.0, 1.0)),
+        ..LineOpts::default()
     };
     line_chart(
         &path,
@@ -358,6 +359,47 @@ fn line_chart_writes_svg_with_labels_and_legend() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The legend's box (the translucent white rectangle plotters draws behind it) as `(x, y)`.
+fn legend_box(svg: &str) -> (u32, u32) {
+    let rect = svg
+        .split("<rect")
+        .find(|r| r.contains("opacity=\"0.85\""))
+        .expect("a legend box");
+    let attr = |name: &str| -> u32 {
+        let v = rect.split(&format!(" {name}=\"")).nth(1).unwrap();
+        v[..v.find('"').unwrap()].parse().unwrap()
+    };
+    (attr("x"), attr("y"))
+}
+
+#[test]
+fn the_legend_sits_where_the_chart_asks_and_upper_right_by_default() {
+    let dir = scratch("legend");
+    let draw = |name: &str, legend: LegendAt| {
+        let path = dir.join(name);
+        let opts = LineOpts {
+            legend,
+            ..LineOpts::default()
+        };
+        line_chart(&path, "t", "x", "y", &curves(), opts).unwrap();
+        legend_box(&fs::read_to_string(path).unwrap())
+    };
+    let default = {
+        let path = dir.join("default.svg");
+        line_chart(&path, "t", "x", "y", &curves(), LineOpts::default()).unwrap();
+        legend_box(&fs::read_to_string(path).unwrap())
+    };
+    let upper_right = draw("ur.svg", LegendAt::UpperRight);
+    let upper_left = draw("ul.svg", LegendAt::UpperLeft);
+    let middle_right = draw("mr.svg", LegendAt::MiddleRight);
+    let lower_right = draw("lr.svg", LegendAt::LowerRight);
+    assert_eq!(default, upper_right);
+    assert!(upper_left.0 < upper_right.0 && upper_left.1 == upper_right.1);
+    assert!(upper_right.1 < middle_right.1 && middle_right.1 < lower_right.1);
+    assert_eq!(middle_right.0, upper_right.0);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn line_chart_log_x() {
     let dir = scratch("line-log");
@@ -365,6 +407,7 @@ fn line_chart_log_x() {
     let opts = LineOpts {
         log_x: true,
         y_range: None,
+        ..LineOpts::default()
     };
     line_chart(&path, "LR sweep", "learning rate", "loss", &curves(), opts).unwrap();
     assert_svg(&path, &["LR sweep", "learning rate", "loss", "AT5"]);
@@ -392,6 +435,7 @@ fn line_chart_errors() {
     let log = LineOpts {
         log_x: true,
         y_range: None,
+        ..LineOpts::default()
     };
     let zero = [Series::new("from zero", vec![(0.0, 1.0), (1.0, 2.0)])];
     let e = line_chart(&path, "t", "x", "y", &zero, log).unwrap_err();
@@ -402,6 +446,7 @@ fn line_chart_errors() {
     let bad_range = LineOpts {
         log_x: false,
         y_range: Some((1.0, 1.0)),
+        ..LineOpts::default()
     };
     assert!(line_chart(&path, "t", "x", "y", &curves(), bad_range).is_err());
     // Nothing was written for any failure.

@@ -150,6 +150,7 @@ pub fn report(
                 LineOpts {
                     log_x: false,
                     y_range: Some((0.0, 100.0)),
+                    ..LineOpts::default()
                 },
             )?;
         }

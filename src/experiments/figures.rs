@@ -77,6 +77,7 @@ pub fn learning_curves(
         LineOpts {
             log_x: false,
             y_range: Some((0.0, 100.0)),
+            ..LineOpts::default()
         },
     )
 }

@@ -166,6 +166,7 @@ pub fn report(
                 LineOpts {
                     log_x: true,
                     y_range: Some((0.0, 100.0)),
+                    ..LineOpts::default()
                 },
             )?;
         }
@@ -207,6 +208,7 @@ pub fn report(
                 LineOpts {
                     log_x: true,
                     y_range: None,
+                    ..LineOpts::default()
                 },
             )?;
         }

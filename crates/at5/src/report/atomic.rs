@@ -35,8 +35,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     prefix.push(file_name);
     prefix.push(".tmp.");
     let at = path.display();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&prefix)
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    // A temp file is private (0600) by default; the file it becomes is a result like any other,
+    // so it gets what `File::create` would give it (0666 less the umask): a lab's group can read
+    // the records, reports and checkpoints of a shared results folder.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder
         .tempfile_in(&dir)
         .map_err(|e| format!("{at}: cannot create a temp file in {}: {e}", dir.display()))?;
     // Dropping `tmp` on any error below removes the temp file, and only it.

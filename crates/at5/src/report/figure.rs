@@ -33,6 +33,34 @@ pub struct LineOpts {
     /// Fixed y range; `None` fits the data. Points outside a fixed range are left out (plotters
     /// does not clip, so they would be drawn over the axes), breaking the line there.
     pub y_range: Option<(f64, f64)>,
+    /// Where the legend sits; a chart whose curves fill the upper right moves it elsewhere.
+    pub legend: LegendAt,
+}
+
+/// A line chart's legend corner. The upper right suits curves that rise and level off below
+/// the top (training curves); a chart whose curves end high on the right picks another.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LegendAt {
+    /// The top right corner of the plotting area (the default).
+    #[default]
+    UpperRight,
+    /// The top left corner.
+    UpperLeft,
+    /// Against the right edge, halfway up.
+    MiddleRight,
+    /// The bottom right corner.
+    LowerRight,
+}
+
+impl LegendAt {
+    fn position(self) -> SeriesLabelPosition {
+        match self {
+            LegendAt::UpperRight => SeriesLabelPosition::UpperRight,
+            LegendAt::UpperLeft => SeriesLabelPosition::UpperLeft,
+            LegendAt::MiddleRight => SeriesLabelPosition::MiddleRight,
+            LegendAt::LowerRight => SeriesLabelPosition::LowerRight,
+        }
+    }
 }
 
 /// Tableau 10: distinct hues that stay distinguishable for common colour-vision deficiencies.
@@ -55,8 +83,8 @@ fn colour(i: usize) -> RGBColor {
 
 const FONT: &str = "sans-serif";
 
-/// Line chart of `series` (one colour each, points marked, legend in the upper right) written
-/// as an SVG to `path`.
+/// Line chart of `series` (one colour each, points marked, legend where `opts.legend` puts it)
+/// written as an SVG to `path`.
 ///
 /// Non-finite points are skipped and break the line, so a diverged run shows a gap rather than
 /// a spike. Errors: no series, a series with no finite point, log-x with an x ≤ 0, an invalid
@@ -520,7 +548,7 @@ where
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(b.opts.legend.position())
         .label_font((FONT, fonts.legend))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)

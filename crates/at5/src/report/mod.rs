@@ -6,7 +6,7 @@ pub mod stats;
 pub mod table;
 
 pub use atomic::{read_json, write_atomic, write_json};
-pub use figure::{LineOpts, Series, heatmap, line_chart, small_multiples};
+pub use figure::{LegendAt, LineOpts, Series, heatmap, line_chart, small_multiples};
 pub use lock::{FolderLock, LOCK_FILE, lock_folder};
 pub use stats::{
     difference_phrase, fit_linear_quadratic, loglog_slope, mean_std, median, t975, welch_interval,

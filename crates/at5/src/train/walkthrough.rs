@@ -8,7 +8,7 @@ use crate::autodiff::Tape;
 use crate::nn::Model;
 use crate::params::ParamStore;
 use crate::position::{BiasConfig, t5_bucket};
-use crate::report::{LineOpts, Series, line_chart};
+use crate::report::{LegendAt, LineOpts, Series, line_chart};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -80,8 +80,11 @@ pub fn staircase_figure(
         format!("lag k = {lag}"),
         vec![(lag as f64, 0.0), (lag as f64, 1.0)],
     ));
+    // The curves end high on the right (f saturates, the staircase climbs to its last bucket)
+    // and low on the right (f at a long distance): the gap between them holds the legend.
     let opts = LineOpts {
         y_range: Some((0.0, 1.0)),
+        legend: LegendAt::MiddleRight,
         ..LineOpts::default()
     };
     line_chart(
