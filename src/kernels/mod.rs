@@ -264,6 +264,18 @@ pub fn sgemm_on(
         few_rows(kernel, (m, k, n), a, sa, b, sb, beta, c, rsc);
         return;
     }
+    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+    // SAFETY: the matrices lie inside their slices (checked above), C is borrowed mutably so
+    // it overlaps neither A nor B, and the CPU has the path's features.
+    #[cfg(target_arch = "x86_64")]
+    if !MATRIXMULTIPLY.load(std::sync::atomic::Ordering::Relaxed) {
+        let geometry = match kernel {
+            Kernel::Avx512 => &x86::avx512::PACKED,
+            _ => &x86::avx2::PACKED,
+        };
+        unsafe { x86::packed::sgemm(geometry, (m, k, n), ap, sa, bp, sb, beta, cp, rsc) };
+        return;
+    }
     // SAFETY: the matrices lie inside their slices (checked above); C is borrowed mutably.
     unsafe {
         matrixmultiply::sgemm(
@@ -284,6 +296,9 @@ pub fn sgemm_on(
         )
     }
 }
+
+#[doc(hidden)]
+pub static MATRIXMULTIPLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Rows of C up to which [`sgemm_on`] runs [`few_rows`] instead of matrixmultiply.
 pub const FEW_ROWS: usize = 16;
