@@ -119,30 +119,132 @@ pub(in crate::kernels) unsafe fn sgemm(
                             pack(kc, src, (csa, rsa), mr.min(mc - i), mr, pa.add(q * mr * kc));
                         }
                     }
-                    let (np, mp) = (nc.div_ceil(nr), mc.div_ceil(mr));
-                    for t in 0..np * mp {
-                        let (qj, qi) = if order == 0 { (t / mp, t % mp) } else { (t % np, t / np) };
-                        let (i, j) = (qi * mr, qj * nr);
-                        {
-                            // SAFETY: the panels are packed; the tile's valid part lies in C.
-                            unsafe {
-                                (g.tile)(
-                                    kc,
-                                    pa.add(qi * mr * kc),
-                                    pb.add(qj * nr * kc),
-                                    c.add((ic + i) * rsc + jc + j),
-                                    rsc,
-                                    mr.min(mc - i),
-                                    nr.min(nc - j),
-                                    scale,
-                                );
-                            }
-                        }
-                    }
+                    // SAFETY: the packed panels hold the block; its tiles lie inside C.
+                    unsafe { tiles(g, (mc, kc, nc), pa, pb, c.add(ic * rsc + jc), rsc, scale, order) };
                 }
             }
         }
     });
+}
+
+/// Every tile of an `mc × nc` block of C from packed A (`mc × kc`) and B (`kc × nc`) panels.
+///
+/// # Safety
+/// As [`sgemm`]'s, for the block.
+#[allow(clippy::too_many_arguments)]
+unsafe fn tiles(
+    g: &Geometry,
+    (mc, kc, nc): (usize, usize, usize),
+    pa: *const f32,
+    pb: *const f32,
+    c: *mut f32,
+    rsc: usize,
+    scale: f32,
+    order: usize,
+) {
+    let (mr, nr) = (g.mr, g.nr);
+    let (np, mp) = (nc.div_ceil(nr), mc.div_ceil(mr));
+    for t in 0..np * mp {
+        let (qj, qi) = if order == 0 { (t / mp, t % mp) } else { (t % np, t / np) };
+        let (i, j) = (qi * mr, qj * nr);
+        // SAFETY: the panels are packed; the tile's valid part lies in C.
+        unsafe {
+            (g.tile)(
+                kc,
+                pa.add(qi * mr * kc),
+                pb.add(qj * nr * kc),
+                c.add(i * rsc + j),
+                rsc,
+                mr.min(mc - i),
+                nr.min(nc - j),
+                scale,
+            );
+        }
+    }
+}
+
+/// A pointer that crosses threads: each task writes a disjoint part of what it points to.
+#[derive(Clone, Copy)]
+struct Shared<T>(T);
+impl<T: Copy> Shared<T> {
+    /// The pointer (a method, so that closures capture the whole wrapper).
+    fn get(&self) -> T {
+        self.0
+    }
+}
+// SAFETY: the tasks that share one read it, or write disjoint rows (see `sgemm_rows`).
+unsafe impl<T> Send for Shared<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for Shared<T> {}
+
+/// [`sgemm`] of all of C in parallel, cut into row blocks of `rows`: each k-block of B is
+/// packed once (its panels in parallel) and shared by the row blocks, instead of every block
+/// packing all of B again. Every output is computed exactly as [`sgemm`] computes it.
+///
+/// # Safety
+/// As [`sgemm`]'s.
+#[allow(clippy::too_many_arguments)]
+pub(in crate::kernels) unsafe fn sgemm_rows(
+    g: &Geometry,
+    (m, k, n): (usize, usize, usize),
+    a: *const f32,
+    (rsa, csa): (usize, usize),
+    b: *const f32,
+    (rsb, csb): (usize, usize),
+    beta: f32,
+    c: *mut f32,
+    rsc: usize,
+    rows: usize,
+) {
+    if m == 0 || n == 0 || k == 0 || rows >= m {
+        // SAFETY: as the caller guarantees.
+        return unsafe { sgemm(g, (m, k, n), a, (rsa, csa), b, (rsb, csb), beta, c, rsc) };
+    }
+    use rayon::prelude::*;
+    let (mr, nr) = (g.mr, g.nr);
+    let kc_max = GEMM_KC.min(k);
+    let (gmc, gnc, order) = tune(g);
+    let nc_max = gnc.min(n.next_multiple_of(nr));
+    let mut packed_b = Vec::new();
+    let pb = Shared(aligned(&mut packed_b, nc_max * kc_max));
+    let (a, b, c) = (Shared(a), Shared(b), Shared(c));
+    for jc in (0..n).step_by(nc_max) {
+        let nc = nc_max.min(n - jc);
+        for (block, pc) in (0..k).step_by(GEMM_KC).enumerate() {
+            let kc = kc_max.min(k - pc);
+            (0..nc.div_ceil(nr)).into_par_iter().for_each(|q| {
+                let j = q * nr;
+                // SAFETY: the panel lies inside B and the buffer; panels are disjoint.
+                unsafe {
+                    let src = b.get().add(pc * rsb + (jc + j) * csb);
+                    pack(kc, src, (rsb, csb), nr.min(nc - j), nr, pb.get().add(q * nr * kc));
+                }
+            });
+            let scale = if block == 0 { beta } else { 1.0 };
+            (0..m.div_ceil(rows)).into_par_iter().for_each(|t| {
+                let (r0, r1) = (t * rows, m.min(t * rows + rows));
+                let mc_max = gmc.min((r1 - r0).next_multiple_of(mr));
+                BUFFERS.with_borrow_mut(|(va, _)| {
+                    let pa = aligned(va, mc_max * kc_max);
+                    for ic in (r0..r1).step_by(mc_max) {
+                        let mc = mc_max.min(r1 - ic);
+                        for (q, i) in (0..mc).step_by(mr).enumerate() {
+                            // SAFETY: the panel lies inside A and the buffer.
+                            unsafe {
+                                let src = a.get().add((ic + i) * rsa + pc * csa);
+                                pack(kc, src, (csa, rsa), mr.min(mc - i), mr, pa.add(q * mr * kc));
+                            }
+                        }
+                        // SAFETY: B's panels are packed; this task's rows of C are its own.
+                        unsafe {
+                            let cb = c.get().add(ic * rsc + jc);
+                            tiles(g, (mc, kc, nc), pa, pb.get(), cb, rsc, scale, order);
+                        }
+                    }
+                });
+            });
+        }
+    }
 }
 
 /// Packs one panel: `dst[p·width + j] = src[p·sk + j·sj]` for p < kc, j < w, and zeros for
