@@ -249,7 +249,7 @@ pub(in crate::kernels) const PACKED: crate::kernels::x86::packed::Geometry =
     crate::kernels::x86::packed::Geometry {
         mr: 6,
         nr: 16,
-        mc: 256,
+        mc: 120,
         nc: 768,
         tile: packed_tile,
     };

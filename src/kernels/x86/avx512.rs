@@ -189,7 +189,7 @@ pub(in crate::kernels) const PACKED: crate::kernels::x86::packed::Geometry =
     crate::kernels::x86::packed::Geometry {
         mr: 8,
         nr: 48,
-        mc: 256,
+        mc: 128,
         nc: 768,
         tile: packed_tile,
     };

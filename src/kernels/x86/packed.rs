@@ -42,15 +42,6 @@ thread_local! {
     static BUFFERS: RefCell<(Vec<f32>, Vec<f32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
-fn tune(g: &Geometry) -> (usize, usize, usize) {
-    static T: std::sync::OnceLock<(Option<usize>, Option<usize>, usize)> = std::sync::OnceLock::new();
-    let t = T.get_or_init(|| {
-        let v = |n: &str| std::env::var(n).ok().and_then(|s| s.parse().ok());
-        (v("AT5_MC"), v("AT5_NC"), v("AT5_ORDER").unwrap_or(0))
-    });
-    (t.0.unwrap_or(g.mc), t.1.unwrap_or(g.nc), t.2)
-}
-
 /// A 64-byte aligned pointer to `len` floats inside `v`, growing it if needed.
 fn aligned(v: &mut Vec<f32>, len: usize) -> *mut f32 {
     if v.len() < len + 16 {
@@ -92,9 +83,8 @@ pub(in crate::kernels) unsafe fn sgemm(
     }
     let (mr, nr) = (g.mr, g.nr);
     let kc_max = GEMM_KC.min(k);
-    let (gmc, gnc, order) = tune(g);
-    let mc_max = gmc.min(m.next_multiple_of(mr));
-    let nc_max = gnc.min(n.next_multiple_of(nr));
+    let mc_max = g.mc.min(m.next_multiple_of(mr));
+    let nc_max = g.nc.min(n.next_multiple_of(nr));
     BUFFERS.with_borrow_mut(|(va, vb)| {
         let pa = aligned(va, mc_max * kc_max);
         let pb = aligned(vb, nc_max * kc_max);
@@ -120,14 +110,16 @@ pub(in crate::kernels) unsafe fn sgemm(
                         }
                     }
                     // SAFETY: the packed panels hold the block; its tiles lie inside C.
-                    unsafe { tiles(g, (mc, kc, nc), pa, pb, c.add(ic * rsc + jc), rsc, scale, order) };
+                    unsafe { tiles(g, (mc, kc, nc), pa, pb, c.add(ic * rsc + jc), rsc, scale) };
                 }
             }
         }
     });
 }
 
-/// Every tile of an `mc × nc` block of C from packed A (`mc × kc`) and B (`kc × nc`) panels.
+/// Every tile of an `mc × nc` block of C from packed A (`mc × kc`) and B (`kc × nc`) panels:
+/// A's panel outer, so that it stays in L1 while B's panels stream from L2 (measured a little
+/// faster than B's panel outer).
 ///
 /// # Safety
 /// As [`sgemm`]'s, for the block.
@@ -140,25 +132,23 @@ unsafe fn tiles(
     c: *mut f32,
     rsc: usize,
     scale: f32,
-    order: usize,
 ) {
     let (mr, nr) = (g.mr, g.nr);
-    let (np, mp) = (nc.div_ceil(nr), mc.div_ceil(mr));
-    for t in 0..np * mp {
-        let (qj, qi) = if order == 0 { (t / mp, t % mp) } else { (t % np, t / np) };
-        let (i, j) = (qi * mr, qj * nr);
-        // SAFETY: the panels are packed; the tile's valid part lies in C.
-        unsafe {
-            (g.tile)(
-                kc,
-                pa.add(qi * mr * kc),
-                pb.add(qj * nr * kc),
-                c.add(i * rsc + j),
-                rsc,
-                mr.min(mc - i),
-                nr.min(nc - j),
-                scale,
-            );
+    for (qi, i) in (0..mc).step_by(mr).enumerate() {
+        for (qj, j) in (0..nc).step_by(nr).enumerate() {
+            // SAFETY: the panels are packed; the tile's valid part lies in C.
+            unsafe {
+                (g.tile)(
+                    kc,
+                    pa.add(qi * mr * kc),
+                    pb.add(qj * nr * kc),
+                    c.add(i * rsc + j),
+                    rsc,
+                    mr.min(mc - i),
+                    nr.min(nc - j),
+                    scale,
+                );
+            }
         }
     }
 }
@@ -203,8 +193,7 @@ pub(in crate::kernels) unsafe fn sgemm_rows(
     use rayon::prelude::*;
     let (mr, nr) = (g.mr, g.nr);
     let kc_max = GEMM_KC.min(k);
-    let (gmc, gnc, order) = tune(g);
-    let nc_max = gnc.min(n.next_multiple_of(nr));
+    let nc_max = g.nc.min(n.next_multiple_of(nr));
     let mut packed_b = Vec::new();
     let pb = Shared(aligned(&mut packed_b, nc_max * kc_max));
     let (a, b, c) = (Shared(a), Shared(b), Shared(c));
@@ -223,7 +212,7 @@ pub(in crate::kernels) unsafe fn sgemm_rows(
             let scale = if block == 0 { beta } else { 1.0 };
             (0..m.div_ceil(rows)).into_par_iter().for_each(|t| {
                 let (r0, r1) = (t * rows, m.min(t * rows + rows));
-                let mc_max = gmc.min((r1 - r0).next_multiple_of(mr));
+                let mc_max = g.mc.min((r1 - r0).next_multiple_of(mr));
                 BUFFERS.with_borrow_mut(|(va, _)| {
                     let pa = aligned(va, mc_max * kc_max);
                     for ic in (r0..r1).step_by(mc_max) {
@@ -238,7 +227,7 @@ pub(in crate::kernels) unsafe fn sgemm_rows(
                         // SAFETY: B's panels are packed; this task's rows of C are its own.
                         unsafe {
                             let cb = c.get().add(ic * rsc + jc);
-                            tiles(g, (mc, kc, nc), pa, pb.get(), cb, rsc, scale, order);
+                            tiles(g, (mc, kc, nc), pa, pb.get(), cb, rsc, scale);
                         }
                     }
                 });
