@@ -224,7 +224,17 @@ fn row_parallel_gemm_matches_one_task_at_any_thread_count() {
             let sb = if tb { (1, k) } else { (n, 1) };
             for beta in [0.0f32, 1.0] {
                 let mut want = c0.clone();
-                sgemm_on(Kernel::Portable, (m, k, n), &a, sa, &b, sb, beta, &mut want, n);
+                sgemm_on(
+                    Kernel::Portable,
+                    (m, k, n),
+                    &a,
+                    sa,
+                    &b,
+                    sb,
+                    beta,
+                    &mut want,
+                    n,
+                );
                 for &kernel in &paths {
                     for threads in [1, 2] {
                         for rows in [17, 40, 64, m] {
@@ -299,7 +309,17 @@ fn gemm_driver_agrees_across_thread_counts() {
             let sa = if ta { (1, m) } else { (k, 1) };
             let sb = if tb { (1, k) } else { (n, 1) };
             let mut want = vec![0f32; m * n];
-            sgemm_on(kernel, (m, k, n), &a.data, sa, &b.data, sb, 0.0, &mut want, n);
+            sgemm_on(
+                kernel,
+                (m, k, n),
+                &a.data,
+                sa,
+                &b.data,
+                sb,
+                0.0,
+                &mut want,
+                n,
+            );
             assert_eq!(bits(&one), bits(&want), "{m}x{k}x{n} against one task");
         }
     }

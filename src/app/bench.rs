@@ -593,7 +593,13 @@ pub fn bench_gemm(cli: &BenchArgs, threads: usize) {
         crate::outln!(
             "Linear layers x[R,I]·W[I,O]: fwd x·W, dX dY·Wᵀ, dW xᵀ·dY (inner dimension R = B·L)"
         );
-        crate::outln!("{:<24} {:>8} {:>8} {:>8}", "config I x O, rows", "fwd", "dX", "dW");
+        crate::outln!(
+            "{:<24} {:>8} {:>8} {:>8}",
+            "config I x O, rows",
+            "fwd",
+            "dX",
+            "dW"
+        );
         for (layer, [f, x, w]) in &linear {
             crate::outln!("{layer:<24} {:>8.1} {:>8.1} {:>8.1}", f.1, x.1, w.1);
         }

@@ -234,12 +234,13 @@ pub fn gemm_rows_on(
 /// matmuls, on a given path: A m×k with strides `sa`, B k×n with strides `sb`, C m×n with row
 /// stride rsc and contiguous rows.
 ///
-/// The vector paths call matrixmultiply, whose FMA kernels (AVX2+FMA, AVX-512F, NEON) all
-/// compute each output the same way: k in blocks of [`portable::GEMM_KC`], each block a chain
-/// of fused multiply-adds from zero, added to C in block order. The portable path does exactly
-/// that in plain Rust (matrixmultiply's own fallback for CPUs without FMA would round twice
-/// per term), so every path gives the same bits. A C of at most [`FEW_ROWS`] rows runs the
-/// same arithmetic on the unpacked kernel instead ([`few_rows`]), without packing B.
+/// Every path computes each output the same way: k in blocks of [`portable::GEMM_KC`], each
+/// block a chain of fused multiply-adds from zero in k order, added to C in block order. The
+/// x86 paths run the packing GEMM of `x86::packed` on their register tiles; NEON calls
+/// matrixmultiply, whose NEON kernel does the same (its fallback for CPUs without FMA would
+/// round twice per term); the portable path does it in plain Rust. So every path gives the
+/// same bits. A C of at most [`FEW_ROWS`] rows runs the same arithmetic on the unpacked kernel
+/// instead ([`few_rows`]), without packing B.
 #[allow(clippy::too_many_arguments)]
 pub fn sgemm_on(
     kernel: Kernel,
@@ -268,37 +269,51 @@ pub fn sgemm_on(
     // SAFETY: the matrices lie inside their slices (checked above), C is borrowed mutably so
     // it overlaps neither A nor B, and the CPU has the path's features.
     #[cfg(target_arch = "x86_64")]
-    if !MATRIXMULTIPLY.load(std::sync::atomic::Ordering::Relaxed) {
-        let geometry = match kernel {
-            Kernel::Avx512 => &x86::avx512::PACKED,
-            _ => &x86::avx2::PACKED,
-        };
-        unsafe { x86::packed::sgemm(geometry, (m, k, n), ap, sa, bp, sb, beta, cp, rsc) };
-        return;
-    }
-    // SAFETY: the matrices lie inside their slices (checked above); C is borrowed mutably.
     unsafe {
+        x86::packed::sgemm(
+            packed_geometry(kernel),
+            (m, k, n),
+            ap,
+            sa,
+            bp,
+            sb,
+            beta,
+            cp,
+            rsc,
+        )
+    };
+    // SAFETY: as above.
+    #[cfg(not(target_arch = "x86_64"))]
+    unsafe {
+        let (rsa, csa) = (sa.0 as isize, sa.1 as isize);
+        let (rsb, csb) = (sb.0 as isize, sb.1 as isize);
         matrixmultiply::sgemm(
             m,
             k,
             n,
             1.0,
-            a.as_ptr(),
-            sa.0 as isize,
-            sa.1 as isize,
-            b.as_ptr(),
-            sb.0 as isize,
-            sb.1 as isize,
+            ap,
+            rsa,
+            csa,
+            bp,
+            rsb,
+            csb,
             beta,
-            c.as_mut_ptr(),
+            cp,
             rsc as isize,
             1,
         )
     }
 }
 
-#[doc(hidden)]
-pub static MATRIXMULTIPLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The packing GEMM's register tile and blocks on an x86 vector path.
+#[cfg(target_arch = "x86_64")]
+fn packed_geometry(kernel: Kernel) -> &'static x86::packed::Geometry {
+    match kernel {
+        Kernel::Avx512 => &x86::avx512::PACKED,
+        _ => &x86::avx2::PACKED,
+    }
+}
 
 /// [`sgemm_on`] of all of C in parallel, in row blocks of `rows` (the same outputs, bit for
 /// bit, as one call per block). On the x86 vector paths the blocks share each packed k-block
@@ -323,14 +338,8 @@ pub fn sgemm_rows_on(
     check_matrix(c.len(), (m, n), (rsc, 1), "gemm: C");
     let rows = rows.max(1);
     #[cfg(target_arch = "x86_64")]
-    if matches!(kernel, Kernel::Avx2 | Kernel::Avx512)
-        && rows > FEW_ROWS
-        && !MATRIXMULTIPLY.load(std::sync::atomic::Ordering::Relaxed)
-    {
-        let geometry = match kernel {
-            Kernel::Avx512 => &x86::avx512::PACKED,
-            _ => &x86::avx2::PACKED,
-        };
+    if matches!(kernel, Kernel::Avx2 | Kernel::Avx512) && rows > FEW_ROWS {
+        let geometry = packed_geometry(kernel);
         let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
         // SAFETY: the matrices lie inside their slices (checked above), C is borrowed mutably
         // so it overlaps neither A nor B, and the CPU has the path's features.
@@ -345,11 +354,21 @@ pub fn sgemm_rows_on(
             let r0 = t * rows;
             let mt = rows.min(m - r0);
             let ch = &mut ch[..(mt - 1) * rsc + n];
-            sgemm_on(kernel, (mt, k, n), &a[r0 * sa.0..], sa, b, sb, beta, ch, rsc)
+            sgemm_on(
+                kernel,
+                (mt, k, n),
+                &a[r0 * sa.0..],
+                sa,
+                b,
+                sb,
+                beta,
+                ch,
+                rsc,
+            )
         });
 }
 
-/// Rows of C up to which [`sgemm_on`] runs [`few_rows`] instead of matrixmultiply.
+/// Rows of C up to which [`sgemm_on`] runs [`few_rows`] instead of the packing GEMM.
 pub const FEW_ROWS: usize = 16;
 
 /// [`sgemm_on`]'s arithmetic for a C of at most [`FEW_ROWS`] rows, on the unpacked kernel: per
@@ -556,7 +575,18 @@ impl Kernels for f32 {
         c: &mut [f32],
         rows: usize,
     ) {
-        sgemm_rows_on(active(), (m, k, n), a, sa, b, sb, beta, &mut c[..m * n], n, rows)
+        sgemm_rows_on(
+            active(),
+            (m, k, n),
+            a,
+            sa,
+            b,
+            sb,
+            beta,
+            &mut c[..m * n],
+            n,
+            rows,
+        )
     }
     fn gemm_rows(
         mkn: (usize, usize, usize),

@@ -28,7 +28,7 @@ pub(in crate::kernels) struct Geometry {
     pub mr: usize,
     /// Columns of the register tile.
     pub nr: usize,
-    /// Rows of A per packed block (kept in L2 while B's panels pass).
+    /// Rows of A per packed block (kept in L2; each of its panels in L1 while B's pass).
     pub mc: usize,
     /// Columns of B per packed block.
     pub nc: usize,
@@ -206,7 +206,14 @@ pub(in crate::kernels) unsafe fn sgemm_rows(
                 // SAFETY: the panel lies inside B and the buffer; panels are disjoint.
                 unsafe {
                     let src = b.get().add(pc * rsb + (jc + j) * csb);
-                    pack(kc, src, (rsb, csb), nr.min(nc - j), nr, pb.get().add(q * nr * kc));
+                    pack(
+                        kc,
+                        src,
+                        (rsb, csb),
+                        nr.min(nc - j),
+                        nr,
+                        pb.get().add(q * nr * kc),
+                    );
                 }
             });
             let scale = if block == 0 { beta } else { 1.0 };
