@@ -40,6 +40,8 @@ thread_local! {
     /// Each thread's packing buffers (A, B), kept between calls: a fresh allocation of this
     /// size is fresh pages from the OS, faulted in on every product.
     static BUFFERS: RefCell<(Vec<f32>, Vec<f32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    /// The B buffer a row-parallel product shares between its tasks, on the calling thread.
+    static SHARED_B: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A 64-byte aligned pointer to `len` floats inside `v`, growing it if needed.
@@ -190,12 +192,76 @@ pub(in crate::kernels) unsafe fn sgemm_rows(
         // SAFETY: as the caller guarantees.
         return unsafe { sgemm(g, (m, k, n), a, (rsa, csa), b, (rsb, csb), beta, c, rsc) };
     }
+    let kc_max = GEMM_KC.min(k);
+    let nc_max = g.nc.min(n.next_multiple_of(g.nr));
+    // The calling thread's buffer, unless a product it is waiting for holds it already (a
+    // thread that waits for rayon tasks may run another product's meanwhile).
+    SHARED_B.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut v) => {
+            let pb = aligned(&mut v, nc_max * kc_max);
+            // SAFETY: as the caller guarantees; `pb` holds a k-block of B's panels.
+            unsafe {
+                rows_on(
+                    g,
+                    (m, k, n),
+                    a,
+                    (rsa, csa),
+                    b,
+                    (rsb, csb),
+                    beta,
+                    c,
+                    rsc,
+                    rows,
+                    pb,
+                )
+            }
+        }
+        Err(_) => {
+            let mut v = Vec::new();
+            let pb = aligned(&mut v, nc_max * kc_max);
+            // SAFETY: as above.
+            unsafe {
+                rows_on(
+                    g,
+                    (m, k, n),
+                    a,
+                    (rsa, csa),
+                    b,
+                    (rsb, csb),
+                    beta,
+                    c,
+                    rsc,
+                    rows,
+                    pb,
+                )
+            }
+        }
+    })
+}
+
+/// [`sgemm_rows`] with B's packed k-block in `pb` (`GEMM_KC × nc` floats).
+///
+/// # Safety
+/// As [`sgemm`]'s; `pb` is writable and overlaps no operand.
+#[allow(clippy::too_many_arguments)]
+unsafe fn rows_on(
+    g: &Geometry,
+    (m, k, n): (usize, usize, usize),
+    a: *const f32,
+    (rsa, csa): (usize, usize),
+    b: *const f32,
+    (rsb, csb): (usize, usize),
+    beta: f32,
+    c: *mut f32,
+    rsc: usize,
+    rows: usize,
+    pb: *mut f32,
+) {
     use rayon::prelude::*;
     let (mr, nr) = (g.mr, g.nr);
     let kc_max = GEMM_KC.min(k);
     let nc_max = g.nc.min(n.next_multiple_of(nr));
-    let mut packed_b = Vec::new();
-    let pb = Shared(aligned(&mut packed_b, nc_max * kc_max));
+    let pb = Shared(pb);
     let (a, b, c) = (Shared(a), Shared(b), Shared(c));
     for jc in (0..n).step_by(nc_max) {
         let nc = nc_max.min(n - jc);
