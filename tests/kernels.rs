@@ -279,11 +279,12 @@ fn row_parallel_gemm_matches_one_task_at_any_thread_count() {
 fn gemm_driver_agrees_across_thread_counts() {
     use at5::Tape;
     let kernel = kernels::active();
-    // [m, k] x [k, n] with either operand transposed: the layer's forward, dX = g Wᵀ and
-    // dW = xᵀ g shapes, the last with k long enough to be cut by depth.
+    // [m, k] x [k, n] with either operand transposed: the layer's forward, dX = g Wᵀ (one
+    // past a k-block) and dW = xᵀ g shapes, the last two with k long enough to be cut by depth.
     for &(m, k, n, ta, tb) in &[
         (600, 72, 40, false, false),
         (600, 40, 72, false, true),
+        (300, 600, 100, false, true),
         (72, 600, 40, true, false),
         (40, 2000, 30, true, false),
     ] {
