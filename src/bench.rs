@@ -401,10 +401,11 @@ pub fn bench_steps(cli: &BenchArgs, threads: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// Median GFLOP/s of the engine's matmul op for `[batch.., m, k] x [batch.., k, n]`.
-fn gemm_gflops(batch: &[usize], m: usize, k: usize, n: usize, tb: bool) -> f64 {
+/// Median GFLOP/s of the engine's matmul op for `[batch.., m, k] x [batch.., k, n]`, A stored
+/// `[.., k, m]` when `ta` and B stored `[.., n, k]` when `tb` (read transposed, not copied).
+fn gemm_gflops(batch: &[usize], m: usize, k: usize, n: usize, (ta, tb): (bool, bool)) -> f64 {
     let mut sa = batch.to_vec();
-    sa.extend([m, k]);
+    sa.extend(if ta { [k, m] } else { [m, k] });
     let mut sb = batch.to_vec();
     sb.extend(if tb { [n, k] } else { [k, n] });
     let a = Tensor::<f32>::uniform(&sa, -1.0, 1.0, 1);
@@ -418,11 +419,31 @@ fn gemm_gflops(batch: &[usize], m: usize, k: usize, n: usize, tb: bool) -> f64 {
         tape.clear();
         let (x, y) = (tape.constant(a.clone()), tape.constant(b.clone()));
         let t0 = Instant::now();
-        let z = tape.matmul_t(x, y, false, tb);
+        let z = tape.matmul_t(x, y, ta, tb);
         times.push(t0.elapsed().as_secs_f64());
         std::hint::black_box(tape.value(z));
     }
     flops / median(&mut times[1..]) / 1e9
+}
+
+/// The three products of a Linear layer `y = x W` (x `[R, I]`, W `[I, O]`) in a training
+/// step: the forward `x W`, the input gradient `dY Wᵀ` and the weight gradient `xᵀ dY` (inner
+/// dimension R = B·L), as (name, GFLOP/s).
+fn linear_gflops(r: usize, i: usize, o: usize) -> [(String, f64); 3] {
+    [
+        (
+            format!("fwd [{r},{i}]x[{i},{o}]"),
+            gemm_gflops(&[], r, i, o, (false, false)),
+        ),
+        (
+            format!("dX [{r},{o}]x[{o},{i}]"),
+            gemm_gflops(&[], r, o, i, (false, true)),
+        ),
+        (
+            format!("dW [{i},{r}]x[{r},{o}]"),
+            gemm_gflops(&[], i, r, o, (true, false)),
+        ),
+    ]
 }
 
 /// GFLOP/s of `count` products `[m,k] x [k,n]` by the unpacked small-GEMM kernel (A read
@@ -455,40 +476,30 @@ fn head_gemm_gflops(count: usize, m: usize, k: usize, n: usize, ta: bool) -> f64
     flops / median(&mut times[1..]) / 1e9
 }
 
-/// Prints the engine's GEMM throughput on square sizes and at config A's shapes.
+/// Prints the engine's GEMM throughput on square sizes, at the Linear layers' three products
+/// of configs A, B and C, and at config A's attention shapes.
 pub fn bench_gemm(cli: &BenchArgs, threads: usize) {
     let mut rows = Vec::new();
     for n in [128, 256, 512, 1024] {
-        rows.push((format!("square {n}"), gemm_gflops(&[], n, n, n, false)));
+        rows.push((
+            format!("square {n}"),
+            gemm_gflops(&[], n, n, n, (false, false)),
+        ));
+    }
+    // Per config, each Linear shape of the model (the attention's D→D maps, the feed-forward's
+    // D→F and F→D) and the fused query-key-value map D→3D, over its B·L rows.
+    let mut linear = Vec::new();
+    for name in ["A", "B", "C"] {
+        let s = shape(name).expect("benchmark config");
+        let r = s.b * s.l;
+        for (i, o) in [(s.d, 3 * s.d), (s.d, s.d), (s.d, s.ffn), (s.ffn, s.d)] {
+            linear.push((format!("{name} {i}x{o}, R={r}"), linear_gflops(r, i, o)));
+        }
     }
     let a = shape("A").expect("config A");
-    let (bl, d, f, h, l) = (a.b * a.l, a.d, a.ffn, a.h, a.l);
+    let (d, h, l) = (a.d, a.h, a.l);
     let dh = d / h;
-    let shapes: [(String, Vec<usize>, usize, usize, usize, bool); 7] = [
-        (
-            format!("A proj [{bl},{d}]x[{d},{d}]"),
-            vec![],
-            bl,
-            d,
-            d,
-            false,
-        ),
-        (
-            format!("A ffn.in [{bl},{d}]x[{d},{f}]"),
-            vec![],
-            bl,
-            d,
-            f,
-            false,
-        ),
-        (
-            format!("A ffn.out [{bl},{f}]x[{f},{d}]"),
-            vec![],
-            bl,
-            f,
-            d,
-            false,
-        ),
+    let shapes: [(String, Vec<usize>, usize, usize, usize, bool); 4] = [
         (
             format!("A q·kᵀ [{},{h},{l},{dh}]x[..,{dh},{l}]", a.b),
             vec![a.b, h],
@@ -525,7 +536,7 @@ pub fn bench_gemm(cli: &BenchArgs, threads: usize) {
         ),
     ];
     for (name, batch, m, k, n, tb) in shapes {
-        rows.push((name, gemm_gflops(&batch, m, k, n, tb)));
+        rows.push((name, gemm_gflops(&batch, m, k, n, (false, tb))));
     }
     // The attention's per-head products as the fused op runs them: the unpacked kernel, one
     // head after another on one thread (the op runs batch elements in parallel).
@@ -556,10 +567,15 @@ pub fn bench_gemm(cli: &BenchArgs, threads: usize) {
         rows.push((name, head_gemm_gflops(heads, m, k, n, ta)));
     }
     if cli.json {
-        let v: serde_json::Map<String, serde_json::Value> = rows
+        let mut v: serde_json::Map<String, serde_json::Value> = rows
             .iter()
             .map(|(k, v)| (k.clone(), serde_json::json!(v)))
             .collect();
+        for (layer, products) in &linear {
+            for (p, g) in products {
+                v.insert(format!("{layer} {p}"), serde_json::json!(g));
+            }
+        }
         let kernel = at5::kernels::active().name();
         crate::outln!(
             "{}",
@@ -570,7 +586,24 @@ pub fn bench_gemm(cli: &BenchArgs, threads: usize) {
             "engine matmul, f32, {threads} threads, {} kernels (median GFLOP/s)",
             at5::kernels::active().name()
         );
-        for (name, g) in rows {
+        let (squares, attention) = rows.split_at(4);
+        for (name, g) in squares {
+            crate::outln!("{name:<40} {g:>8.1}");
+        }
+        crate::outln!(
+            "Linear layers x[R,I]·W[I,O]: fwd x·W, dX dY·Wᵀ, dW xᵀ·dY (inner dimension R = B·L)"
+        );
+        crate::outln!(
+            "{:<24} {:>8} {:>8} {:>8}",
+            "config I x O, rows",
+            "fwd",
+            "dX",
+            "dW"
+        );
+        for (layer, [f, x, w]) in &linear {
+            crate::outln!("{layer:<24} {:>8.1} {:>8.1} {:>8.1}", f.1, x.1, w.1);
+        }
+        for (name, g) in attention {
             crate::outln!("{name:<40} {g:>8.1}");
         }
     }

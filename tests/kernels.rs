@@ -2,7 +2,8 @@
 //! shapes and tails; `AT5_KERNEL` picks a path or is refused with one line and code 2.
 use at5::Tensor;
 use at5::kernels::{
-    self, Kernel, dot_lanes_on, exp_f32, exp_on, gemm_rows_on, sgemm_on, sum_lanes_on,
+    self, Kernel, dot_lanes_on, exp_f32, exp_on, gemm_rows_on, sgemm_on, sgemm_rows_on,
+    sum_lanes_on,
 };
 
 mod common;
@@ -129,9 +130,10 @@ fn gemm_rows_paths_agree_bit_for_bit() {
     }
 }
 
-/// The packing GEMM of the Linear layers: matrixmultiply on the vector paths (the unpacked
-/// kernel block by block for a C of few rows), the plain blocked loop on the portable one, bit
-/// for bit, including k past one k-block (256), both transposes and edge tiles.
+/// The packing GEMM of the Linear layers: the packed register tiles on the x86 paths,
+/// matrixmultiply on NEON (the unpacked kernel block by block for a C of few rows), the plain
+/// blocked loop on the portable one, bit for bit, including k past one k-block (256), both
+/// transposes and edge tiles.
 #[test]
 fn packing_gemm_paths_agree_bit_for_bit() {
     let paths = vector_paths();
@@ -154,6 +156,20 @@ fn packing_gemm_paths_agree_bit_for_bit() {
         (16, 257, 33),
         (17, 257, 33),
         (2, 4000, 20),
+        // Around the register tiles (6 × 16 on AVX2, 8 × 48 on AVX-512) and the k-block: one
+        // row or column short of a whole tile, exact, one past; k one short of, at and past
+        // one and two blocks; 8 × 8 transposes with a ragged k tail.
+        (47, 255, 49),
+        (48, 256, 48),
+        (49, 257, 47),
+        (23, 511, 95),
+        (24, 512, 96),
+        (25, 513, 97),
+        (18, 9, 15),
+        (30, 7, 16),
+        // Past one block of rows (256) and of columns (768) of the packing, and a tall k.
+        (300, 40, 800),
+        (40, 3000, 20),
     ] {
         for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
             for beta in [0.0f32, 1.0] {
@@ -187,6 +203,125 @@ fn packing_gemm_paths_agree_bit_for_bit() {
                     );
                 }
             }
+        }
+    }
+}
+
+/// The row-parallel packing GEMM (row blocks sharing each packed k-block of B) gives the
+/// one-task product's bits on every path, at one and two threads, for row blocks that are and
+/// are not multiples of the register tile's height, past one k-block, with either operand
+/// transposed.
+#[test]
+fn row_parallel_gemm_matches_one_task_at_any_thread_count() {
+    let mut paths = vector_paths();
+    paths.push(Kernel::Portable);
+    for &(m, k, n) in &[(200, 300, 100), (97, 600, 50), (64, 256, 769)] {
+        for (ta, tb) in [(false, false), (true, false), (false, true)] {
+            let a = uniform(m * k, 8);
+            let b = uniform(k * n, 9);
+            let c0 = uniform(m * n, 10);
+            let sa = if ta { (1, m) } else { (k, 1) };
+            let sb = if tb { (1, k) } else { (n, 1) };
+            for beta in [0.0f32, 1.0] {
+                let mut want = c0.clone();
+                sgemm_on(
+                    Kernel::Portable,
+                    (m, k, n),
+                    &a,
+                    sa,
+                    &b,
+                    sb,
+                    beta,
+                    &mut want,
+                    n,
+                );
+                for &kernel in &paths {
+                    for threads in [1, 2] {
+                        for rows in [17, 40, 64, m] {
+                            let pool = rayon::ThreadPoolBuilder::new()
+                                .num_threads(threads)
+                                .build()
+                                .unwrap();
+                            let mut c = c0.clone();
+                            pool.install(|| {
+                                sgemm_rows_on(
+                                    kernel,
+                                    (m, k, n),
+                                    &a,
+                                    sa,
+                                    &b,
+                                    sb,
+                                    beta,
+                                    &mut c,
+                                    n,
+                                    rows,
+                                )
+                            });
+                            assert_eq!(
+                                bits(&c),
+                                bits(&want),
+                                "{} at {m}x{k}x{n}, ta {ta}, tb {tb}, beta {beta}, \
+                                 {threads} threads, blocks of {rows} rows",
+                                kernel.name()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The matmul op's GEMM driver on the process's path (cut by rows, or by depth with the
+/// partials summed in order for a tall k) gives the same bits at one and two threads, and the
+/// one-task product's bits when it cuts by rows.
+#[test]
+fn gemm_driver_agrees_across_thread_counts() {
+    use at5::Tape;
+    let kernel = kernels::active();
+    // [m, k] x [k, n] with either operand transposed: the layer's forward, dX = g Wᵀ (one
+    // past a k-block) and dW = xᵀ g shapes, the last two with k long enough to be cut by depth.
+    for &(m, k, n, ta, tb) in &[
+        (600, 72, 40, false, false),
+        (600, 40, 72, false, true),
+        (300, 600, 100, false, true),
+        (72, 600, 40, true, false),
+        (40, 2000, 30, true, false),
+    ] {
+        let a_shape = if ta { [k, m] } else { [m, k] };
+        let b_shape = if tb { [n, k] } else { [k, n] };
+        let a = Tensor::<f32>::uniform(&a_shape, -1.0, 1.0, 11);
+        let b = Tensor::<f32>::uniform(&b_shape, -1.0, 1.0, 12);
+        let product = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut tape = Tape::<f32>::eval();
+                let (x, y) = (tape.constant(a.clone()), tape.constant(b.clone()));
+                let z = tape.matmul_t(x, y, ta, tb);
+                tape.value(z).data.clone()
+            })
+        };
+        let one = product(1);
+        assert_eq!(bits(&product(2)), bits(&one), "{m}x{k}x{n} at 2 threads");
+        if k < 8 * m.max(n) {
+            let sa = if ta { (1, m) } else { (k, 1) };
+            let sb = if tb { (1, k) } else { (n, 1) };
+            let mut want = vec![0f32; m * n];
+            sgemm_on(
+                kernel,
+                (m, k, n),
+                &a.data,
+                sa,
+                &b.data,
+                sb,
+                0.0,
+                &mut want,
+                n,
+            );
+            assert_eq!(bits(&one), bits(&want), "{m}x{k}x{n} against one task");
         }
     }
 }

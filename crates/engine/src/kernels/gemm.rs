@@ -85,10 +85,9 @@ pub(crate) fn gemm<F: Kernels>(
     };
     match split(m, k, n, parallel) {
         Split::None => run(0, 0, k, beta, &mut c[..m * n]),
-        Split::Rows(rows) => c[..m * n]
-            .par_chunks_mut(rows * n)
-            .enumerate()
-            .for_each(|(t, ch)| run(t * rows, 0, k, beta, ch)),
+        Split::Rows(rows) => {
+            F::gemm_by_rows((m, k, n), a, (rsa, csa), b, (rsb, csb), beta, c, rows)
+        }
         Split::Depth(kc) => {
             let parts = k.div_ceil(kc);
             let mut partial = zeros(parts * m * n);

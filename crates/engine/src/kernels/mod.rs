@@ -235,12 +235,13 @@ pub fn gemm_rows_on(
 /// matmuls, on a given path: A m×k with strides `sa`, B k×n with strides `sb`, C m×n with row
 /// stride rsc and contiguous rows.
 ///
-/// The vector paths call matrixmultiply, whose FMA kernels (AVX2+FMA, AVX-512F, NEON) all
-/// compute each output the same way: k in blocks of [`portable::GEMM_KC`], each block a chain
-/// of fused multiply-adds from zero, added to C in block order. The portable path does exactly
-/// that in plain Rust (matrixmultiply's own fallback for CPUs without FMA would round twice
-/// per term), so every path gives the same bits. A C of at most [`FEW_ROWS`] rows runs the
-/// same arithmetic on the unpacked kernel instead (`few_rows`), without packing B.
+/// Every path computes each output the same way: k in blocks of [`portable::GEMM_KC`], each
+/// block a chain of fused multiply-adds from zero in k order, added to C in block order. The
+/// x86 paths run the packing GEMM of `x86::packed` on their register tiles; NEON calls
+/// matrixmultiply, whose NEON kernel does the same (its fallback for CPUs without FMA would
+/// round twice per term); the portable path does it in plain Rust. So every path gives the
+/// same bits. A C of at most [`FEW_ROWS`] rows runs the same arithmetic on the unpacked kernel
+/// instead (`few_rows`), without packing B.
 #[allow(clippy::too_many_arguments)]
 pub fn sgemm_on(
     kernel: Kernel,
@@ -265,28 +266,110 @@ pub fn sgemm_on(
         few_rows(kernel, (m, k, n), a, sa, b, sb, beta, c, rsc);
         return;
     }
-    // SAFETY: the matrices lie inside their slices (checked above); C is borrowed mutably.
+    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+    // SAFETY: the matrices lie inside their slices (checked above), C is borrowed mutably so
+    // it overlaps neither A nor B, and the CPU has the path's features.
+    #[cfg(target_arch = "x86_64")]
     unsafe {
+        x86::packed::sgemm(
+            packed_geometry(kernel),
+            (m, k, n),
+            ap,
+            sa,
+            bp,
+            sb,
+            beta,
+            cp,
+            rsc,
+        )
+    };
+    // SAFETY: as above.
+    #[cfg(not(target_arch = "x86_64"))]
+    unsafe {
+        let (rsa, csa) = (sa.0 as isize, sa.1 as isize);
+        let (rsb, csb) = (sb.0 as isize, sb.1 as isize);
         matrixmultiply::sgemm(
             m,
             k,
             n,
             1.0,
-            a.as_ptr(),
-            sa.0 as isize,
-            sa.1 as isize,
-            b.as_ptr(),
-            sb.0 as isize,
-            sb.1 as isize,
+            ap,
+            rsa,
+            csa,
+            bp,
+            rsb,
+            csb,
             beta,
-            c.as_mut_ptr(),
+            cp,
             rsc as isize,
             1,
         )
     }
 }
 
-/// Rows of C up to which [`sgemm_on`] runs `few_rows` instead of matrixmultiply.
+/// The packing GEMM's register tile and blocks on an x86 vector path.
+#[cfg(target_arch = "x86_64")]
+fn packed_geometry(kernel: Kernel) -> &'static x86::packed::Geometry {
+    match kernel {
+        Kernel::Avx512 => &x86::avx512::PACKED,
+        _ => &x86::avx2::PACKED,
+    }
+}
+
+/// [`sgemm_on`] of all of C in parallel, in row blocks of `rows` (the same outputs, bit for
+/// bit, as one call per block). On the x86 vector paths the blocks share each packed k-block
+/// of B instead of each packing all of B.
+#[allow(clippy::too_many_arguments)]
+pub fn sgemm_rows_on(
+    kernel: Kernel,
+    (m, k, n): (usize, usize, usize),
+    a: &[f32],
+    sa: (usize, usize),
+    b: &[f32],
+    sb: (usize, usize),
+    beta: f32,
+    c: &mut [f32],
+    rsc: usize,
+    rows: usize,
+) {
+    use rayon::prelude::*;
+    check_available(kernel);
+    check_matrix(a.len(), (m, k), sa, "gemm: A");
+    check_matrix(b.len(), (k, n), sb, "gemm: B");
+    check_matrix(c.len(), (m, n), (rsc, 1), "gemm: C");
+    let rows = rows.max(1);
+    #[cfg(target_arch = "x86_64")]
+    if matches!(kernel, Kernel::Avx2 | Kernel::Avx512) && rows > FEW_ROWS {
+        let geometry = packed_geometry(kernel);
+        let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+        // SAFETY: the matrices lie inside their slices (checked above), C is borrowed mutably
+        // so it overlaps neither A nor B, and the CPU has the path's features.
+        unsafe {
+            x86::packed::sgemm_rows(geometry, (m, k, n), ap, sa, bp, sb, beta, cp, rsc, rows)
+        };
+        return;
+    }
+    c.par_chunks_mut(rows * rsc)
+        .enumerate()
+        .for_each(|(t, ch)| {
+            let r0 = t * rows;
+            let mt = rows.min(m - r0);
+            let ch = &mut ch[..(mt - 1) * rsc + n];
+            sgemm_on(
+                kernel,
+                (mt, k, n),
+                &a[r0 * sa.0..],
+                sa,
+                b,
+                sb,
+                beta,
+                ch,
+                rsc,
+            )
+        });
+}
+
+/// Rows of C up to which [`sgemm_on`] runs `few_rows` instead of the packing GEMM.
 pub const FEW_ROWS: usize = 16;
 
 /// [`sgemm_on`]'s arithmetic for a C of at most [`FEW_ROWS`] rows, on the unpacked kernel: per
@@ -437,6 +520,27 @@ pub trait Kernels:
         c: &mut [Self],
         rsc: usize,
     );
+    /// [`Self::gemm`] of all of C in parallel, in row blocks of `rows` (C's row stride n).
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_by_rows(
+        (m, k, n): (usize, usize, usize),
+        a: &[Self],
+        sa: (usize, usize),
+        b: &[Self],
+        sb: (usize, usize),
+        beta: Self,
+        c: &mut [Self],
+        rows: usize,
+    ) {
+        use rayon::prelude::*;
+        c[..m * n]
+            .par_chunks_mut(rows * n)
+            .enumerate()
+            .for_each(|(t, ch)| {
+                let a = &a[t * rows * sa.0..];
+                Self::gemm((ch.len() / n, k, n), a, sa, b, sb, beta, ch, n)
+            });
+    }
     /// [`gemm_rows_on`] on the process's path.
     #[allow(clippy::too_many_arguments)]
     fn gemm_rows(
@@ -470,6 +574,29 @@ impl Kernels for f32 {
         rsc: usize,
     ) {
         sgemm_on(active(), mkn, a, sa, b, sb, beta, c, rsc)
+    }
+    fn gemm_by_rows(
+        (m, k, n): (usize, usize, usize),
+        a: &[f32],
+        sa: (usize, usize),
+        b: &[f32],
+        sb: (usize, usize),
+        beta: f32,
+        c: &mut [f32],
+        rows: usize,
+    ) {
+        sgemm_rows_on(
+            active(),
+            (m, k, n),
+            a,
+            sa,
+            b,
+            sb,
+            beta,
+            &mut c[..m * n],
+            n,
+            rows,
+        )
     }
     fn gemm_rows(
         mkn: (usize, usize, usize),

@@ -9,7 +9,8 @@ pub const LANES: usize = 8;
 
 /// The k-block of the packing GEMM: each output sums k in blocks this long, each block a chain
 /// of fused multiply-adds from zero, added to C in block order. It is matrixmultiply's `S_KC`
-/// (the same for all its f32 kernels), so this path and matrixmultiply agree bit for bit.
+/// (the same for all its f32 kernels), so this path, matrixmultiply (on NEON) and the x86
+/// packing GEMM agree bit for bit; the committed records were computed with it.
 pub const GEMM_KC: usize = 256;
 
 /// `Σ x` with eight running sums (element i goes to sum i mod 8) combined pairwise at the end.

@@ -242,3 +242,99 @@ pub(in crate::kernels) unsafe fn exp(x: &mut [f32]) {
 pub(in crate::kernels) unsafe fn wide<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
+
+/// The packing GEMM's register tile: 6 rows × 16 columns, 12 accumulators of the 16 vector
+/// registers, 2 for a row of B and one broadcast.
+pub(in crate::kernels) const PACKED: crate::kernels::x86::packed::Geometry =
+    crate::kernels::x86::packed::Geometry {
+        mr: 6,
+        nr: 16,
+        mc: 120,
+        nc: 768,
+        tile: packed_tile,
+    };
+
+/// [`PACKED`]'s tile (see [`crate::kernels::x86::packed::Tile`]); an edge's columns are masked
+/// and its unused vector skipped.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; the panels are packed `kc × 6` and `kc × 16`; the valid part of
+/// the tile lies inside C.
+#[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn packed_tile(
+    kc: usize,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    rsc: usize,
+    rows: usize,
+    cols: usize,
+    scale: f32,
+) {
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        if cols > 8 {
+            packed_block::<2>(kc, a, b, c, rsc, rows, cols, scale)
+        } else {
+            packed_block::<1>(kc, a, b, c, rsc, rows, cols, scale)
+        }
+    }
+}
+
+/// [`packed_tile`] with V vectors of 8 columns.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+unsafe fn packed_block<const V: usize>(
+    kc: usize,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    rsc: usize,
+    rows: usize,
+    cols: usize,
+    scale: f32,
+) {
+    const MR: usize = 6;
+    const NR: usize = 16;
+    let mut s = [[_mm256_setzero_ps(); V]; MR];
+    // SAFETY (whole body): the panels hold kc × MR and kc × NR floats; C is written only in
+    // its valid rows and (masked) columns.
+    unsafe {
+        let (mut ap, mut bp) = (a, b);
+        for _ in 0..kc {
+            let mut bv = [_mm256_setzero_ps(); V];
+            for v in 0..V {
+                bv[v] = _mm256_loadu_ps(bp.add(8 * v));
+            }
+            for r in 0..MR {
+                let x = _mm256_set1_ps(*ap.add(r));
+                for v in 0..V {
+                    s[r][v] = _mm256_fmadd_ps(x, bv[v], s[r][v]);
+                }
+            }
+            ap = ap.add(MR);
+            bp = bp.add(NR);
+        }
+        let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        let mut mask = [_mm256_setzero_si256(); V];
+        for (v, m) in mask.iter_mut().enumerate() {
+            let valid = cols.saturating_sub(8 * v).min(8) as i32;
+            *m = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), lane);
+        }
+        let sc = _mm256_set1_ps(scale);
+        for r in 0..rows.min(MR) {
+            let cr = c.add(r * rsc);
+            for v in 0..V {
+                let out = if scale == 0.0 {
+                    s[r][v]
+                } else {
+                    let old = _mm256_maskload_ps(cr.add(8 * v), mask[v]);
+                    _mm256_add_ps(_mm256_mul_ps(old, sc), s[r][v])
+                };
+                _mm256_maskstore_ps(cr.add(8 * v), mask[v], out);
+            }
+        }
+    }
+}
