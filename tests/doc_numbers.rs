@@ -617,7 +617,11 @@ fn the_gradcheck_output_in_autodiff_md_is_what_the_binary_prints() {
 fn the_negative_control_in_autodiff_md_is_what_the_binary_prints() {
     let doc = page(AUTODIFF);
     let root = tmp("negative-control");
-    shows(AUTODIFF, &doc, "`--perturb-backward` is the negative control");
+    shows(
+        AUTODIFF,
+        &doc,
+        "`--perturb-backward` is the negative control",
+    );
     let (code, out) = run_exiting("gradcheck", "--bias at5 --perturb-backward", &root);
     assert_eq!(code, 1, "{out}");
     let rows = table(&out);
@@ -636,7 +640,12 @@ fn the_negative_control_in_autodiff_md_is_what_the_binary_prints() {
         "Every bias row then reads `FAIL` (absolute error twice the gradient, relative error {rel}), \
          the rest-of-model rows still pass, and the binary exits with code {code}"
     );
-    says(AUTODIFF, &doc, &line, "`gradcheck --bias at5 --perturb-backward`");
+    says(
+        AUTODIFF,
+        &doc,
+        &line,
+        "`gradcheck --bias at5 --perturb-backward`",
+    );
     // at the paper's init the floor hides the sign error in `a` and `c`
     let args = "--bias at5 --perturb-backward --init-std 0.01";
     let (_, out) = run_exiting("gradcheck", args, &root);
@@ -1036,7 +1045,8 @@ fn the_flat_start_numbers_are_the_committed_flat_start_report() {
     // range, Process-50's w3 and bias range apart; dropout's effect on all but Reber unchanged
     let tasks = ["reber", "process50", "lag-k L=64 k=32", "adding-100"];
     let ratio = |task: &str, col: usize| {
-        num(&flat_start(&rows, task, "std 0.1")[col]) / num(&flat_start(&rows, task, "std 0.01")[col])
+        num(&flat_start(&rows, task, "std 0.1")[col])
+            / num(&flat_start(&rows, task, "std 0.01")[col])
     };
     let odd = |task: &str, col: usize| task == "process50" && (col == 4 || col == 7);
     let ratios = |cols: &[usize]| {
@@ -1056,7 +1066,10 @@ fn the_flat_start_numbers_are_the_committed_flat_start_report() {
     );
     says(FLAT, &flat, &line, FLAT_START);
     for task in &tasks[1..] {
-        let (a, b) = (flat_start(&rows, task, "std 0.01"), flat_start(&rows, task, "std 0.1"));
+        let (a, b) = (
+            flat_start(&rows, task, "std 0.01"),
+            flat_start(&rows, task, "std 0.1"),
+        );
         assert_eq!((&a[8], &a[9]), (&b[8], &b[9]), "{task}");
     }
     let off = |r: &[String]| r[9].split_once(" / ").unwrap().1.to_string();
@@ -1237,14 +1250,26 @@ fn the_init_study_numbers_are_the_committed_reports_and_records() {
     );
     says(FLAT, &flat, &line, "results/init-study/init-study.md");
     let mean = |rows: &[Vec<String>], key: &str| {
-        format!("{:.0} %", num(row(rows, &[key])[2].split(" ± ").next().unwrap()))
+        format!(
+            "{:.0} %",
+            num(row(rows, &[key])[2].split(" ± ").next().unwrap())
+        )
     };
     let line = format!("so it plateaus at {}", mean(&short, "lagk-k16 / t5"));
     says(FLAT, &flat, &line, "results/init-study/init-study.md");
-    let line = format!("the two-to-three-way guess of {}", mean(&long, "lagk-k16 / t5"));
+    let line = format!(
+        "the two-to-three-way guess of {}",
+        mean(&long, "lagk-k16 / t5")
+    );
     says(FLAT, &flat, &line, dir);
     // §3's dead first-layer units after Process-50's 40 epochs
-    let dead = |key: &str| row(&short, &[key])[7].split(" / ").next().unwrap().to_string();
+    let dead = |key: &str| {
+        row(&short, &[key])[7]
+            .split(" / ")
+            .next()
+            .unwrap()
+            .to_string()
+    };
     let line = format!(
         "the paper init has lost {} of the left MLPs' first-layer units (mean over 4 heads × 5 \
          seeds), the alive init {}",
@@ -1849,9 +1874,44 @@ fn reproducing_md_s_cost_log_is_the_committed_records() {
     let quick: Value = serde_json::from_str(&page("results/quick/results.json")).unwrap();
     let quick_row = row_showing(&doc, "(= `reproduce --preset quick`)");
     let line = format!("({} s per run;", train_time(quick.as_array().unwrap(), 1.0));
-    says(REPRODUCING, &quick_row[2], &line, "results/quick/results.json");
+    says(
+        REPRODUCING,
+        &quick_row[2],
+        &line,
+        "results/quick/results.json",
+    );
     let sweep: Value = serde_json::from_str(&page("results/sweep-lagk/results.json")).unwrap();
     let sweep_row = row_showing(&doc, "--out results/sweep-lagk");
-    let line = format!("(6 runs of {} s,", train_time(sweep.as_array().unwrap(), 1.0));
-    says(REPRODUCING, &sweep_row[2], &line, "results/sweep-lagk/results.json");
+    let line = format!(
+        "(6 runs of {} s,",
+        train_time(sweep.as_array().unwrap(), 1.0)
+    );
+    says(
+        REPRODUCING,
+        &sweep_row[2],
+        &line,
+        "results/sweep-lagk/results.json",
+    );
+}
+
+#[test]
+fn the_init_and_quick_figures_of_theory_md_and_position_biases_md_are_their_sources() {
+    let theory = page(THEORY);
+    let quick = table(&page("results/quick/README.md").replace("**", ""));
+    let reber = row(&quick, &["reber"]);
+    let mean = |cell: &str| cell.split(" ± ").next().unwrap().to_string();
+    let line = format!(
+        "T5 stays at chance on Reber ({} %) while a free per-offset table (`t5-nob`) reaches {} %",
+        mean(&reber[2]),
+        mean(&reber[3])
+    );
+    says(THEORY, &theory, &line, "results/quick/README.md");
+    // Glorot-uniform's standard deviation (its bound over √3) against BERT's 0.02, C = 8 outputs
+    let biases = page(BIASES);
+    let glorot = (6.0f64 / (256.0 + 8.0)).sqrt() / 3f64.sqrt();
+    let line = format!(
+        "its weights' standard deviation √(2/(256 + C)) is {:.1}× BERT's on Reber (C = 8)",
+        glorot / 0.02
+    );
+    says(BIASES, &biases, &line, "the arithmetic");
 }
