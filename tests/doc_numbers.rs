@@ -1,8 +1,10 @@
 //! Docs that cannot drift: every number that docs/how-the-prior-is-learned.md, docs/theory.md,
-//! docs/why-at5-starts-flat.md, docs/position-biases.md and README.md quote from a run is made
+//! docs/why-at5-starts-flat.md, docs/position-biases.md, docs/autodiff.md, docs/reproducing.md
+//! and README.md quote from a run is made
 //! again here by the command the page shows, at the size it states, and compared with the page
 //! to the printed digits; a number the page reads from a committed result (a report, a record)
-//! is compared with that file. Runs are the same to the
+//! is compared with that file; a time is read from the committed records' `train_seconds`
+//! (or, for a wall time, compared loosely with them). Runs are the same to the
 //! bit at any thread count and on any CPU (every kernel path rounds alike: docs/autodiff.md), so
 //! a mismatch means the code changed what the page describes: rerun the command and update it.
 //!
