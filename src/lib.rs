@@ -6,6 +6,15 @@
 //! The library below it (`crates/at5`) and the engine below that (`crates/engine`) know no
 //! command line: clap and indicatif are this package's dependencies only.
 pub mod bench;
+
+/// Every binary of the application allocates through mimalloc. A training step frees and
+/// reallocates the same multi-megabyte activations and gradients every time; glibc's allocator
+/// hands buffers that large back to the OS and maps them again (page faults on every step),
+/// which made a Process-50 paper epoch 1.33× and config B's whole-graph step 1.41× slower than
+/// with mimalloc (docs/performance.md, "The allocator"). The library and the engine stay
+/// allocator-agnostic: the browser playground keeps the wasm default.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 pub mod cli;
 pub mod experiments;
 pub mod sweep;

@@ -720,6 +720,45 @@ fn the_alibi_examples_of_theory_md_and_position_biases_md_are_their_arithmetic()
     says(BIASES, &biases, &line, "the arithmetic");
 }
 
+/// The most likely Process-50 sequence, by a Viterbi pass over each class's chain (its first
+/// state drawn from the generator's start distribution), as position-biases.md quotes it.
+#[test]
+fn the_most_likely_process_50_sequence_is_what_position_biases_md_says() {
+    use at5::data::process50::{CHAINS, FIRST_STATE_ZERO};
+    let biases = page(BIASES);
+    let len: i32 = 50;
+    let best = CHAINS
+        .iter()
+        .map(|c| {
+            let step = [[1.0 - c.p01, c.p01], [c.p10, 1.0 - c.p10]];
+            let mut p = [FIRST_STATE_ZERO, 1.0 - FIRST_STATE_ZERO];
+            for _ in 1..len {
+                p = [0, 1].map(|to| {
+                    (0..2)
+                        .map(|from| p[from] * step[from][to])
+                        .fold(0.0, f64::max)
+                });
+            }
+            p[0].max(p[1])
+        })
+        .fold(0.0, f64::max);
+    let all_zero = FIRST_STATE_ZERO * (1.0 - CHAINS[0].p01).powi(len - 1);
+    assert!(
+        (best - all_zero).abs() < 1e-12 * all_zero,
+        "the most likely sequence is class 0's all-zero one: {best} vs {all_zero}"
+    );
+    says(
+        BIASES,
+        &biases,
+        &format!(
+            "probability about {best:.0e} (class 0's all-zero sequence, 2/3 · {}^{} = {best:.1e})",
+            1.0 - CHAINS[0].p01,
+            len - 1
+        ),
+        "the generator's chains",
+    );
+}
+
 const SCALING: &str = "results/init-study/scaling.md";
 const FLAT_START: &str = "results/init-study/flat-start.md";
 
