@@ -759,6 +759,42 @@ fn the_most_likely_process_50_sequence_is_what_position_biases_md_says() {
     );
 }
 
+/// When the paper run's Adding-500 runs start to learn: the first epoch whose dev accuracy
+/// reaches 30 % (chance is about 15 %), per family, as the README's table and
+/// why-at5-starts-flat.md quote it.
+#[test]
+fn adding_500_learns_late_as_the_pages_say() {
+    let first_over = |rec: &Value| {
+        let epochs = rec["epochs"].as_array().unwrap();
+        epochs
+            .iter()
+            .position(|e| e["dev"]["accuracy"].as_f64().unwrap() >= 0.3)
+            .map(|i| i + 1)
+            .expect("every Adding-500 run of T5 and AT5 learns the task")
+    };
+    let range = |family: &str| {
+        let firsts: Vec<usize> = paper_runs("adding-500", &[family])
+            .iter()
+            .map(first_over)
+            .collect();
+        assert_eq!(firsts.len(), 5, "five seeds of {family}");
+        span(firsts.iter().map(|&e| e as f64), |x| format!("{x}"))
+    };
+    let (t5, at5) = (range("t5"), range("at5"));
+    says(
+        README,
+        &page(README),
+        &format!("dev accuracy first reaches 30 % at epochs {t5} (T5) and {at5} (AT5)"),
+        "results/paper's Adding-500 records",
+    );
+    says(
+        FLAT,
+        &page(FLAT),
+        &format!("its dev accuracy first reaches 30 % at epochs {at5}"),
+        "results/paper's Adding-500 records",
+    );
+}
+
 const SCALING: &str = "results/init-study/scaling.md";
 const FLAT_START: &str = "results/init-study/flat-start.md";
 
