@@ -12,7 +12,8 @@ pub mod bench;
 /// hands buffers that large back to the OS and maps them again (page faults on every step),
 /// which made a Process-50 paper epoch 1.33× and config B's whole-graph step 1.41× slower than
 /// with mimalloc (docs/performance.md, "The allocator"). The library and the engine stay
-/// allocator-agnostic: the browser playground keeps the wasm default.
+/// allocator-agnostic, and the browser playground, which links this package, keeps wasm's.
+#[cfg(not(target_arch = "wasm32"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 pub mod cli;
