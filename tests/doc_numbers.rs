@@ -795,6 +795,69 @@ fn adding_500_learns_late_as_the_pages_say() {
     );
 }
 
+/// The first epoch whose dev accuracy is above `level`, counted from 1.
+fn first_dev_at(rec: &Value, level: f64) -> usize {
+    rec["epochs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| e["dev"]["accuracy"].as_f64().unwrap() > level)
+        .map(|i| i + 1)
+        .expect("the run gets above the level")
+}
+
+/// paper-std01's running notes on its finished Process-50 runs and on the first departures
+/// run are what their committed records hold.
+#[test]
+fn the_paper_std01_running_notes_are_the_committed_records() {
+    const NOTES: &str = "results/paper-std01/README.md";
+    let notes = page(NOTES);
+    let p50: Vec<Value> = (1..=2)
+        .map(|s| {
+            record(Path::new(&format!(
+                "results/paper-std01/runs/process50-at5-s{s}"
+            )))
+        })
+        .collect();
+    let line = format!(
+        "**Process-50, seeds 1 and 2: {} and {}**",
+        pct(&p50[0]["best"]["test"]["accuracy"]),
+        pct(&p50[1]["best"]["test"]["accuracy"])
+    );
+    says(
+        NOTES,
+        &notes,
+        &line,
+        "results/paper-std01/runs/process50-at5-s{1,2}",
+    );
+    let line = format!(
+        "dev first above 80 % at epochs {} and {}",
+        first_dev_at(&p50[0], 0.8),
+        first_dev_at(&p50[1], 0.8)
+    );
+    says(
+        NOTES,
+        &notes,
+        &line,
+        "results/paper-std01/runs/process50-at5-s{1,2}",
+    );
+    let dep = record(Path::new("results/paper-departures/runs/reber-at5-s1"));
+    assert_eq!(dep["status"], "completed");
+    let line = format!(
+        "dev above 60 % at epoch {}, above 90 % at {}, {} test at its best dev epoch {}",
+        first_dev_at(&dep, 0.6),
+        first_dev_at(&dep, 0.9),
+        pct(&dep["best"]["test"]["accuracy"]),
+        dep["best"]["epoch"]
+    );
+    says(
+        NOTES,
+        &notes,
+        &line,
+        "results/paper-departures/runs/reber-at5-s1",
+    );
+}
+
 const SCALING: &str = "results/init-study/scaling.md";
 const FLAT_START: &str = "results/init-study/flat-start.md";
 
