@@ -146,7 +146,7 @@ let wasm_bindgen = (function(exports) {
             __wbg___wbindgen_throw_4c88d8bf264fd984: function(arg0, arg1) {
                 throw new Error(getStringFromWasm0(arg0, arg1));
             },
-            __wbg_at5Panic_8b0726348129d786: function(arg0, arg1) {
+            __wbg_at5Panic_4878f7a0b26fcc52: function(arg0, arg1) {
                 let deferred0_0;
                 let deferred0_1;
                 try {
@@ -157,7 +157,7 @@ let wasm_bindgen = (function(exports) {
                     wasm.__wbindgen_free(deferred0_0, deferred0_1, 1);
                 }
             },
-            __wbg_at5Progress_2474371848bb8828: function(arg0, arg1, arg2) {
+            __wbg_at5Progress_8a78606fc348410e: function(arg0, arg1, arg2) {
                 at5Progress(arg0 >>> 0, arg1 >>> 0, arg2);
             },
             __wbindgen_init_externref_table: function() {
