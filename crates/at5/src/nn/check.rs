@@ -384,34 +384,26 @@ pub fn check_bias_gradients_with(
 
 /// T5's bucket with the offset and the boundary `max_distance` real-valued, in f64: the
 /// continuous relaxation in which a derivative with respect to the boundary can be asked.
-/// On integers it is [`crate::position::t5_bucket`] (which takes the log in f32, as HF).
+/// On integers it is [`crate::position::t5_bucket`] (which takes the log in f32, as HF); both
+/// are the one bucketing of `position::t5`, with the log step taken at their own precision.
 pub fn t5_bucket_relaxed(
     relative_position: f64,
     num_buckets: usize,
     max_distance: f64,
     bidirectional: bool,
 ) -> usize {
-    let mut m = -relative_position;
-    let mut ret = 0;
-    let mut nb = num_buckets;
-    if bidirectional {
-        nb /= 2;
-        if m < 0.0 {
-            ret += nb;
-        }
-        m = m.abs();
-    } else {
-        m = m.max(0.0);
-    }
-    let me = (nb / 2) as f64;
-    if m < me {
-        return ret + m as usize;
-    }
-    if max_distance <= me {
-        return ret + nb - 1;
-    }
-    let x = (m / me).ln() / (max_distance / me).ln() * (nb as f64 - me);
-    ret + (nb / 2 + x as usize).min(nb - 1)
+    crate::position::t5_bucket_with(
+        relative_position,
+        num_buckets,
+        bidirectional,
+        |m, max_exact, nb| {
+            let me = max_exact as f64;
+            if max_distance <= me {
+                return nb;
+            }
+            ((m / me).ln() / (max_distance / me).ln() * (nb as f64 - me)) as usize
+        },
+    )
 }
 
 /// The boundaries `D` in `(lo, hi]` where some integer distance `m <= max_offset` changes

@@ -26,6 +26,7 @@ pub use self::fire::FireOptions;
 pub use self::kerple::KERPLE_MIN;
 pub use self::mlp::{MlpInit, MlpOptions};
 pub use self::sinusoidal::sinusoidal_encoding;
+pub(crate) use self::t5::t5_bucket_with;
 pub use self::t5::{T5Options, check_t5_config, t5_bucket};
 pub use config::{Family, NoOptions, build};
 

@@ -77,31 +77,52 @@ fn bucket_of_checked(
     max_distance: usize,
     bidirectional: bool,
 ) -> usize {
+    t5_bucket_with(
+        relative_position as f64,
+        num_buckets,
+        bidirectional,
+        |m, max_exact, nb| {
+            if max_distance == max_exact {
+                // The log ratio's denominator is zero: everything from max_exact on saturates.
+                return nb;
+            }
+            // HF computes the denominator with Python's f64 log, then divides an f32 tensor by it.
+            let denom = (max_distance as f64 / max_exact as f64).ln() as f32;
+            let x = (m as f32 / max_exact as f32).ln() / denom * (nb - max_exact) as f32;
+            x as usize
+        },
+    )
+}
+
+/// The one statement of T5's bucketing: the direction split (bidirectional: `n <= 0` in the
+/// lower half, `n > 0` in the upper), the exact buckets below `max_exact = nb / 2`, and the clamp
+/// to the direction's last bucket. `log_steps(m, max_exact, nb)` says how many log-spaced
+/// buckets past `max_exact` a distance `m >= max_exact` lies; [`t5_bucket`] takes that log in f32
+/// as HF does, the gradient check's relaxation (`nn::check::t5_bucket_relaxed`) in f64 with a
+/// real-valued boundary. `relative_position` is an integer offset here, or a real one there.
+pub(crate) fn t5_bucket_with(
+    relative_position: f64,
+    num_buckets: usize,
+    bidirectional: bool,
+    log_steps: impl Fn(f64, usize, usize) -> usize,
+) -> usize {
     let mut m = -relative_position;
     let mut ret = 0usize;
     let mut nb = num_buckets;
     if bidirectional {
         nb /= 2;
-        if m < 0 {
+        if m < 0.0 {
             ret += nb;
         }
         m = m.abs();
     } else {
-        m = m.max(0);
+        m = m.max(0.0);
     }
     let max_exact = nb / 2;
-    let m = m as usize;
-    if m < max_exact {
-        return ret + m;
+    if m < max_exact as f64 {
+        return ret + m as usize;
     }
-    if max_distance == max_exact {
-        // The log ratio's denominator is zero: everything from max_exact on saturates.
-        return ret + nb - 1;
-    }
-    // HF computes the denominator with Python's f64 log, then divides an f32 tensor by it.
-    let denom = (max_distance as f64 / max_exact as f64).ln() as f32;
-    let x = (m as f32 / max_exact as f32).ln() / denom * (nb - max_exact) as f32;
-    ret + (max_exact + x as usize).min(nb - 1)
+    ret + (max_exact + log_steps(m, max_exact, nb)).min(nb - 1)
 }
 
 /// The T5 bias: a table `[num_buckets, H]`, gathered by bucket for every (query, key) cell.
