@@ -139,11 +139,15 @@ fn main() {
         rep.len,
         rep.kl_examples
     );
-    let at5 = rep.heads.iter().any(|h| h.alpha.is_some());
+    // The family's own numbers (AT5: its slopes), then their reciprocals (AT5: where each
+    // soft bucket saturates).
+    let own: Vec<&str> = rep.heads.first().map_or(Vec::new(), |h| {
+        h.per_head.iter().map(|(k, _)| k.as_str()).collect()
+    });
+    let inverse: Vec<String> = own.iter().map(|k| format!("1/{k}")).collect();
     let mut cols = vec!["mode offset", "90% radius", "mean KL(post ‖ prior)"];
-    if at5 {
-        cols.extend(["alpha", "beta", "1/alpha", "1/beta"]);
-    }
+    cols.extend(own.iter().copied());
+    cols.extend(inverse.iter().map(String::as_str));
     let mut table = Table::new("head", cols, 0);
     for h in &rep.heads {
         let mut cells = vec![
@@ -151,14 +155,8 @@ fn main() {
             h.radius90.to_string(),
             format!("{:.4}", h.mean_kl),
         ];
-        if let (Some(a), Some(b)) = (h.alpha, h.beta) {
-            cells.extend([
-                format!("{a:.4}"),
-                format!("{b:.4}"),
-                format!("{:.2}", 1.0 / a),
-                format!("{:.2}", 1.0 / b),
-            ]);
-        }
+        cells.extend(h.per_head.iter().map(|(_, v)| format!("{v:.4}")));
+        cells.extend(h.per_head.iter().map(|(_, v)| format!("{:.2}", 1.0 / v)));
         table.row(h.head.to_string(), cells);
     }
     at5_app::out!("{}", table.to_markdown());

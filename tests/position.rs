@@ -70,6 +70,23 @@ fn t5_rejects_more_exact_buckets_than_max_distance() {
 
 type Bias = Box<dyn PositionBias<f64>>;
 
+#[test]
+fn only_t5_buckets_offsets_and_its_buckets_are_t5_bucket() {
+    let o = at5::position::T5Options {
+        num_buckets: 8,
+        max_distance: 20,
+        bidirectional: true,
+    };
+    let (t5, _) = build_with(&BiasConfig::T5(o), 2, 30);
+    for n in -40..=40 {
+        assert_eq!(t5.bucket_of(n), Some(t5_bucket(n, 8, 20, true)), "n = {n}");
+    }
+    for name in FAMILIES.iter().filter(|&&f| f != "t5") {
+        let (bias, _) = build_with(&BiasConfig::from_name(name).unwrap(), 2, 30);
+        assert_eq!(bias.bucket_of(-3), None, "{name}");
+    }
+}
+
 fn build_with(cfg: &BiasConfig, heads: usize, max_len: usize) -> (Bias, ParamStore<f64>) {
     let mut store = ParamStore::new();
     let mut rng = StdRng::seed_from_u64(11);
@@ -208,7 +225,8 @@ fn at5_soft_buckets_on_the_tape_match_the_formula() {
     let at5 = At5::new((1.0, 10.0), &o, 3, 8, &mut store, "bias", &mut rng).unwrap();
     let a = store.id("bias.a").unwrap();
     store.get_mut(a).data[1] = -2.0; // relu: a dead slope means alpha = 0
-    let (alpha, beta) = PositionBias::<f64>::slopes(&at5, &store).unwrap();
+    let own = PositionBias::<f64>::per_head(&at5, &store);
+    let (alpha, beta) = (own.get("alpha").unwrap(), own.get("beta").unwrap());
     assert_eq!(alpha[1], 0.0);
     let c = store.get(store.id("bias.c").unwrap()).data.clone();
     for h in 0..3 {

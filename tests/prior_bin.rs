@@ -82,8 +82,8 @@ fn at5_checkpoint_gives_figures_and_a_summary() {
     let figs = dir.join("prior");
     let mut names = vec![
         "prior_by_offset.svg".to_string(),
-        "slopes.svg".into(),
-        "saturation.svg".into(),
+        "per_head.svg".into(),
+        "per_head_inverse.svg".into(),
         "bias_grad_norms.svg".into(),
         "prior_entropy.svg".into(),
         "dead_units.svg".into(),
@@ -121,7 +121,7 @@ fn t5_checkpoint_has_no_slopes_and_honours_out_and_record() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(is_svg(&figs.join("prior_by_offset.svg")));
     assert!(is_svg(&figs.join("layer0_head1_posterior.svg")));
-    assert!(!figs.join("slopes.svg").exists());
+    assert!(!figs.join("per_head.svg").exists());
     // The record's diagnostics are drawn for every family.
     assert!(is_svg(&figs.join("bias_grad_norms.svg")));
     assert!(is_svg(&figs.join("prior_entropy.svg")));

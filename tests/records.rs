@@ -17,13 +17,19 @@ fn records(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Whether every field of `old` is in `new` with the same value (`new` may add fields that
-/// records written before them lack).
+/// records written before them lack; a `null` may be left out, which reads back the same).
 fn keeps(old: &Value, new: &Value, at: &str) -> Result<(), String> {
     match (old, new) {
         (Value::Object(o), Value::Object(n)) => o.iter().try_for_each(|(k, v)| match n.get(k) {
             Some(w) => keeps(v, w, &format!("{at}.{k}")),
+            None if v.is_null() => Ok(()),
             None => Err(format!("{at}.{k} is no longer written")),
         }),
+        (Value::Array(o), Value::Array(n)) if o.len() == n.len() => o
+            .iter()
+            .zip(n)
+            .enumerate()
+            .try_for_each(|(i, (v, w))| keeps(v, w, &format!("{at}[{i}]"))),
         _ if old == new => Ok(()),
         _ => Err(format!("{at}: read {old}, written back as {new}")),
     }
@@ -53,5 +59,10 @@ fn every_committed_record_reads_and_its_config_is_written_back_as_read() {
         }
         let again: at5::train::TrainConfig = serde_json::from_value(written).unwrap();
         assert_eq!(again, record.config, "{}", path.display());
+        // The epochs too: a family's per-head numbers (AT5's slopes) are fields of the epoch.
+        let epochs = serde_json::to_value(&record.epochs).unwrap();
+        if let Err(e) = keeps(&file["epochs"], &epochs, "epochs") {
+            panic!("{}: {e}", path.display());
+        }
     }
 }

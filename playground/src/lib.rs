@@ -8,7 +8,7 @@
 //! the budget of a run in progress; no epoch depends on the budget, so the longer run is the
 //! native run with the new `--epochs`. Everything crosses the boundary as JSON strings.
 use at5::data::{Label, Sequence};
-use at5::position::{BiasConfig, T5Options, t5_bucket};
+use at5::position::PerHead;
 use at5::train::{EpochRecord, MAX_EPOCHS, Trainer, make_batch, pooled_query, prior_series};
 use at5_app::cli::RunArgs;
 use clap::Parser;
@@ -66,9 +66,9 @@ struct View<'a> {
     record: Option<&'a EpochRecord>,
     /// Per head, the pooled query's prior over keys `j = 0..len` (offset `j - query`).
     prior: Vec<Vec<f64>>,
-    /// AT5's `alpha_h` and `beta_h`.
-    alpha: Option<Vec<f64>>,
-    beta: Option<Vec<f64>>,
+    /// The family's own numbers per head, each a field (AT5: `alpha`, `beta`).
+    #[serde(flatten)]
+    per_head: PerHead,
     example: Example,
 }
 
@@ -125,30 +125,12 @@ impl Playground {
     }
 
     /// The run's shape as JSON: the native command, task, family, heads, length, the pooled
-    /// query, epochs, steps per epoch, learning rate and T5's buckets.
+    /// query, epochs, steps per epoch, learning rate and, for a family that buckets offsets (T5), each key's bucket.
     pub fn info(&self) -> Result<String, JsError> {
         let t = &self.trainer;
         let len = t.data.max_len;
         let query = pooled_query(t.model.config.pooling, len);
-        let buckets = match t.model.config.bias {
-            BiasConfig::T5(T5Options {
-                num_buckets,
-                max_distance,
-                bidirectional,
-            }) => Some(
-                (0..len)
-                    .map(|j| {
-                        t5_bucket(
-                            j as i64 - query as i64,
-                            num_buckets,
-                            max_distance,
-                            bidirectional,
-                        )
-                    })
-                    .collect(),
-            ),
-            _ => None,
-        };
+        let buckets = t.model.buckets((0..len).map(|j| j as i64 - query as i64));
         let command = format!(
             "cargo run --release --bin train -- {}",
             self.flags.join(" ")
@@ -181,11 +163,11 @@ impl Playground {
         self.view(example)
     }
 
-    /// The model now, as JSON: the last epoch's record, each head's prior over offsets, AT5's
-    /// slopes, and dev example `example`'s prior, context scores and posterior.
+    /// The model now, as JSON: the last epoch's record, each head's prior over offsets, the
+    /// family's own per-head numbers (AT5's slopes), and dev example `example`'s prior, context scores and posterior.
     pub fn view(&self, example: usize) -> Result<String, JsError> {
         let t = &self.trainer;
-        let (alpha, beta) = t.model.slopes(&t.store).unzip();
+        let per_head = t.model.per_head(&t.store);
         let prior = prior_series(t)
             .into_iter()
             .map(|s| s.points.into_iter().map(|(_, p)| p).collect())
@@ -194,8 +176,7 @@ impl Playground {
             epoch: t.state.epoch,
             record: t.state.history.last(),
             prior,
-            alpha,
-            beta,
+            per_head,
             example: self.example(example)?,
         })
     }

@@ -7,7 +7,7 @@ use at5::data::TaskKind;
 use at5::report::{
     Better, Cell, LineOpts, Series, Table, line_chart, mean_std, median, write_atomic, write_json,
 };
-use at5::train::{self, Preset, RunRecord, RunRequest};
+use at5::train::{self, EpochRecord, Preset, RunRecord, RunRequest};
 use std::path::Path;
 
 /// (range, value) pairs of one line.
@@ -181,7 +181,7 @@ pub fn report(
             let Some(last) = rec.epochs.last() else {
                 continue;
             };
-            let (Some(a), Some(b)) = (&last.alpha, &last.beta) else {
+            let (Some(a), Some(b)) = (last.per_head.get("alpha"), last.per_head.get("beta")) else {
                 continue;
             };
             heads = heads.max(a.len());
@@ -295,15 +295,16 @@ impl SlopeSummary {
     pub fn of(rec: &RunRecord) -> Option<SlopeSummary> {
         let (first, last) = (rec.epochs.first()?, rec.epochs.last()?);
         let inv = |v: &[f64]| v.iter().map(|b| 1.0 / b.max(1e-9)).collect::<Vec<f64>>();
-        let (a0, a1) = (first.alpha.as_ref()?, last.alpha.as_ref()?);
+        let slope = |e: &'_ EpochRecord, name: &str| e.per_head.get(name).map(<[f64]>::to_vec);
+        let (a0, a1) = (slope(first, "alpha")?, slope(last, "alpha")?);
         let sharpest = last.diagnostics.as_ref().and_then(|d| {
             (0..d.prior_entropy.len())
                 .min_by(|&i, &j| d.prior_entropy[i].total_cmp(&d.prior_entropy[j]))
         });
         Some(SlopeSummary {
-            first: inv(first.beta.as_ref()?),
-            last: inv(last.beta.as_ref()?),
-            alpha_moved: a0.iter().zip(a1).filter(|(x, y)| x != y).count(),
+            first: inv(&slope(first, "beta")?),
+            last: inv(&slope(last, "beta")?),
+            alpha_moved: a0.iter().zip(&a1).filter(|(x, y)| x != y).count(),
             sharpest,
         })
     }

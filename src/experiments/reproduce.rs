@@ -161,13 +161,13 @@ pub fn report(
         let heads = r
             .epochs
             .first()
-            .and_then(|e| e.beta.as_ref())
-            .map_or(0, Vec::len);
+            .and_then(|e| e.per_head.get("beta"))
+            .map_or(0, <[f64]>::len);
         for h in 0..heads {
             let pts = r
                 .epochs
                 .iter()
-                .filter_map(|e| Some((e.epoch as f64, 1.0 / e.beta.as_ref()?[h].max(1e-9))))
+                .filter_map(|e| Some((e.epoch as f64, 1.0 / e.per_head.get("beta")?[h].max(1e-9))))
                 .collect();
             sat.push(Series::new(format!("{} head {h}", s.group), pts));
         }

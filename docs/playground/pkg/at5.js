@@ -28,7 +28,7 @@ let wasm_bindgen = (function(exports) {
         }
         /**
          * The run's shape as JSON: the native command, task, family, heads, length, the pooled
-         * query, epochs, steps per epoch, learning rate and T5's buckets.
+         * query, epochs, steps per epoch, learning rate and, for a family that buckets offsets (T5), each key's bucket.
          * @returns {string}
          */
         info() {
@@ -102,8 +102,8 @@ let wasm_bindgen = (function(exports) {
             }
         }
         /**
-         * The model now, as JSON: the last epoch's record, each head's prior over offsets, AT5's
-         * slopes, and dev example `example`'s prior, context scores and posterior.
+         * The model now, as JSON: the last epoch's record, each head's prior over offsets, the
+         * family's own per-head numbers (AT5's slopes), and dev example `example`'s prior, context scores and posterior.
          * @param {number} example
          * @returns {string}
          */

@@ -4,6 +4,7 @@ use super::model::{Batch, ForwardOpts, Model};
 use crate::autodiff::Tape;
 use crate::float::Float;
 use crate::params::ParamStore;
+use crate::position::PerHead;
 use crate::tensor::Tensor;
 
 /// One layer's view of one batch; every tensor is `[B, H, L, L]` (query i, key j).
@@ -85,9 +86,18 @@ impl<F: Float> Model<F> {
             .collect()
     }
 
-    /// AT5's current `(alpha_h, beta_h)`; their saturation distances are `1/alpha`, `1/beta`.
-    pub fn slopes(&self, store: &ParamStore<F>) -> Option<(Vec<f64>, Vec<f64>)> {
-        self.biases[0].slopes(store)
+    /// The bucket of each offset in `offsets`, for a family that buckets offsets (T5;
+    /// [`crate::position::PositionBias::bucket_of`]); `None` for any other.
+    pub fn buckets(&self, offsets: impl IntoIterator<Item = i64>) -> Option<Vec<usize>> {
+        offsets
+            .into_iter()
+            .map(|n| self.biases[0].bucket_of(n))
+            .collect()
+    }
+
+    /// The first biased layer's family's own numbers per head ([`crate::position::PositionBias::per_head`]).
+    pub fn per_head(&self, store: &ParamStore<F>) -> PerHead {
+        self.biases[0].per_head(store)
     }
 }
 

@@ -2,7 +2,7 @@
 //! per-head MLPs of [`super::mlp`].
 use super::config::Family;
 use super::mlp::{BucketMlp, MlpOptions, mlp_param_count};
-use super::{DeadUnits, PositionBias, abs_offsets};
+use super::{DeadUnits, PerHead, PositionBias, abs_offsets};
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
@@ -182,15 +182,17 @@ impl<F: Float> PositionBias<F> for At5 {
         let f = self.soft_buckets(&mut tape, &p, len, len);
         Some(self.mlp.dead_units(&mut tape, &p, f, len))
     }
-    fn slopes(&self, params: &ParamStore<F>) -> Option<(Vec<f64>, Vec<f64>)> {
-        let rate = |id| {
+    /// `alpha_h = relu(a_h)/L` (keys right of the query) and `beta_h = relu(c_h)/L` (left):
+    /// `1/alpha` and `1/beta` are the distances where the soft bucket saturates.
+    fn per_head(&self, params: &ParamStore<F>) -> PerHead {
+        let rate = |id| -> Vec<f64> {
             let t: &Tensor<F> = params.get(id);
             t.data
                 .iter()
                 .map(|v| v.to_f64().max(0.0) / self.max_len as f64)
                 .collect()
         };
-        Some((rate(self.a), rate(self.c)))
+        PerHead::from_iter([("alpha", rate(self.a)), ("beta", rate(self.c))])
     }
     fn param_ids(&self) -> Vec<ParamId> {
         let mut ids = vec![self.a, self.c];

@@ -286,22 +286,22 @@ impl Visitor<'_> for VariantName {
 ///     let grid = bias.grid(&mut tape, &p, len, len, 0).unwrap(); // [H, L, L]
 ///     let prior = tape.softmax(grid);
 ///     let head0 = &tape.value(prior).data[..len * len];
-///     (head0[(len - 1) * len..].to_vec(), bias.slopes(&store))
+///     (head0[(len - 1) * len..].to_vec(), bias.per_head(&store))
 /// };
 ///
 /// // ALiBi: the prior decays with distance, so it rises toward the query (the last key).
-/// let (row, slopes) = prior_of_last_query(&BiasConfig::Alibi(NoOptions));
+/// let (row, own) = prior_of_last_query(&BiasConfig::Alibi(NoOptions));
 /// assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
 /// assert!(row.windows(2).all(|w| w[0] < w[1]));
-/// assert!(slopes.is_none());
+/// assert!(own.is_empty()); // ALiBi's slopes are fixed: nothing of its own to record
 ///
 /// // AT5 starts almost flat (its MLPs are initialised at std 0.01); its slopes are
 /// // alpha = relu(a)/L with a ~ U(1, 10).
-/// let (row, slopes) = prior_of_last_query(&BiasConfig::from_name("at5").unwrap());
+/// let (row, own) = prior_of_last_query(&BiasConfig::from_name("at5").unwrap());
 /// assert!(row.iter().all(|p| (p - 1.0 / len as f64).abs() < 1e-3));
-/// let (alpha, beta) = slopes.unwrap();
+/// let (alpha, beta) = (own.get("alpha").unwrap(), own.get("beta").unwrap());
 /// assert_eq!((alpha.len(), beta.len()), (heads, heads));
-/// assert!(alpha.iter().chain(&beta).all(|&r| (1.0 / 8.0..=10.0 / 8.0).contains(&r)));
+/// assert!(alpha.iter().chain(beta).all(|&r| (1.0 / 8.0..=10.0 / 8.0).contains(&r)));
 /// ```
 pub fn build<F: Float>(
     cfg: &BiasConfig,

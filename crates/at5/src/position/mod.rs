@@ -5,6 +5,7 @@
 //! sinusoidal baseline is the exception and adds an absolute encoding to the input instead.
 mod config;
 mod mlp;
+mod per_head;
 
 // The bias families: one line each (see `config::Family` for what a family's file declares).
 config::families! {
@@ -29,6 +30,7 @@ pub use self::sinusoidal::sinusoidal_encoding;
 pub(crate) use self::t5::t5_bucket_with;
 pub use self::t5::{T5Options, check_t5_config, t5_bucket};
 pub use config::{Family, NoOptions, build};
+pub use per_head::PerHead;
 
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
@@ -76,9 +78,16 @@ pub trait PositionBias<F: Float>: Send + Sync {
     /// Puts constrained parameters back into their domain after an optimizer step.
     fn project(&self, _params: &mut ParamStore<F>) {}
 
-    /// AT5's current `(alpha_h, beta_h)` per head; `None` for other families.
-    fn slopes(&self, _params: &ParamStore<F>) -> Option<(Vec<f64>, Vec<f64>)> {
+    /// For a family whose offsets share parameters in buckets (T5): the bucket of offset `n`.
+    /// `None` for a family whose bias is its own function of every offset.
+    fn bucket_of(&self, _n: i64) -> Option<usize> {
         None
+    }
+
+    /// The family's own numbers per head, by name, that run records keep after every epoch and
+    /// `prior` and the playground show (AT5: its slopes); none by default.
+    fn per_head(&self, _params: &ParamStore<F>) -> PerHead {
+        PerHead::default()
     }
 
     /// For families whose bias is an MLP of a per-offset input (AT5, AT5-NoB): per head, the

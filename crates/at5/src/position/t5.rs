@@ -225,6 +225,14 @@ impl<F: Float> PositionBias<F> for T5 {
         let per_offset = tape.embedding(params.var(self.table), &self.buckets(lq, lk));
         Some(super::gather_offsets(tape, per_offset, lq, lk, rows))
     }
+    fn bucket_of(&self, n: i64) -> Option<usize> {
+        Some(bucket_of_checked(
+            n,
+            self.num_buckets,
+            self.max_distance,
+            self.bidirectional,
+        ))
+    }
     fn param_ids(&self) -> Vec<ParamId> {
         vec![self.table]
     }

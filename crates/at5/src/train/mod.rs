@@ -248,7 +248,7 @@ pub enum Event<'a> {
 /// assert!(record.epochs[2].train_loss < record.epochs[0].train_loss);
 /// // The test split is scored at the best dev epoch; AT5's slopes are recorded every epoch.
 /// assert!(record.best.is_some());
-/// assert_eq!(record.epochs[0].alpha.as_ref().unwrap().len(), 2);
+/// assert_eq!(record.epochs[0].per_head.get("alpha").unwrap().len(), 2);
 ///
 /// let resumed = Trainer::from_checkpoint(&out.join(train::CHECKPOINT)).unwrap();
 /// assert_eq!(resumed.state.epoch, 3);

@@ -23,10 +23,9 @@ pub struct HeadSummary {
     pub radius90: usize,
     /// KL(posterior ‖ prior) averaged over the real queries of the test examples used.
     pub mean_kl: f64,
-    /// AT5's `alpha_h`, `beta_h` (saturation distances `1/alpha`, `1/beta`).
-    pub alpha: Option<f64>,
-    /// AT5's `beta_h`, the slope of the offsets `n <= 0`.
-    pub beta: Option<f64>,
+    /// The family's own numbers for this head, by name ([`crate::position::PerHead`]; AT5:
+    /// its slopes `alpha` and `beta`, whose reciprocals are the saturation distances).
+    pub per_head: Vec<(String, f64)>,
 }
 
 #[derive(Clone, Debug)]
@@ -228,11 +227,11 @@ pub fn prior_report(
     }
 
     if let Some(rec) = record {
-        files.extend(slope_figures(rec, out)?);
+        files.extend(per_head_figures(rec, out)?);
         files.extend(diagnostics_figures(rec, out)?);
     }
 
-    let slopes = model.slopes(store);
+    let own = model.per_head(store);
     let heads = series
         .iter()
         .enumerate()
@@ -244,8 +243,7 @@ pub fn prior_report(
                 mode_offset: mode as i64 - query as i64,
                 radius90,
                 mean_kl: kl[hh] / queries.max(1) as f64,
-                alpha: slopes.as_ref().map(|s| s.0[hh]),
-                beta: slopes.as_ref().map(|s| s.1[hh]),
+                per_head: own.iter().map(|(k, v)| (k.to_string(), v[hh])).collect(),
             }
         })
         .collect();
@@ -349,46 +347,45 @@ fn diagnostics_figures(rec: &RunRecord, out: &Path) -> Result<Vec<PathBuf>, Stri
     Ok(files)
 }
 
-/// AT5's `alpha_h`, `beta_h` per epoch and their saturation distances `1/alpha`, `1/beta`;
-/// nothing for a record without slopes (another family).
-fn slope_figures(rec: &RunRecord, out: &Path) -> Result<Vec<PathBuf>, String> {
-    let per_epoch: Vec<(f64, &Vec<f64>, &Vec<f64>)> = rec
-        .epochs
-        .iter()
-        .filter_map(|e| Some((e.epoch as f64, e.alpha.as_ref()?, e.beta.as_ref()?)))
-        .collect();
-    let Some(&(_, a0, _)) = per_epoch.first() else {
+/// The family's own per-head numbers over the epochs (AT5: its slopes `alpha`, `beta`):
+/// `per_head.svg` their values and `per_head_inverse.svg` their reciprocals (for AT5 the
+/// distances where the soft bucket saturates); nothing for a family that reports none.
+fn per_head_figures(rec: &RunRecord, out: &Path) -> Result<Vec<PathBuf>, String> {
+    let Some(first) = rec.epochs.iter().find(|e| !e.per_head.is_empty()) else {
         return Ok(Vec::new());
     };
-    let mut rate = Vec::new();
-    let mut dist = Vec::new();
-    for hh in 0..a0.len() {
-        for (name, pick) in [("alpha", 0), ("beta", 1)] {
-            let pts: Vec<(f64, f64)> = per_epoch
+    let names: Vec<&str> = first.per_head.iter().map(|(k, _)| k).collect();
+    let mut value = Vec::new();
+    let mut inverse = Vec::new();
+    for hh in 0..first.per_head.heads() {
+        for name in &names {
+            let pts: Vec<(f64, f64)> = rec
+                .epochs
                 .iter()
-                .map(|(e, a, b)| (*e, if pick == 0 { a[hh] } else { b[hh] }))
+                .filter_map(|e| Some((e.epoch as f64, *e.per_head.get(name)?.get(hh)?)))
                 .collect();
             let inv = pts.iter().map(|&(e, v)| (e, 1.0 / v)).collect();
-            rate.push(Series::new(format!("{name} head {hh}"), pts));
-            dist.push(Series::new(format!("1/{name} head {hh}"), inv));
+            value.push(Series::new(format!("{name} head {hh}"), pts));
+            inverse.push(Series::new(format!("1/{name} head {hh}"), inv));
         }
     }
-    let p1 = out.join("slopes.svg");
-    let title = format!("{}: AT5 soft-bucket slopes", rec.task);
-    line_chart(&p1, &title, "epoch", "slope", &rate, LineOpts::default())?;
-    // a slope of 0 never saturates: 1/0 is left out rather than plotted
-    dist.retain(|s| s.points.iter().any(|p| p.1.is_finite()));
-    if dist.is_empty() {
+    let p1 = out.join("per_head.svg");
+    let title = format!("{}: per head, {}", rec.task, names.join(", "));
+    line_chart(&p1, &title, "epoch", "value", &value, LineOpts::default())?;
+    // a value of 0 has no reciprocal: such a line is left out rather than plotted
+    inverse.retain(|s| s.points.iter().any(|p| p.1.is_finite()));
+    if inverse.is_empty() {
         return Ok(vec![p1]);
     }
-    let p2 = out.join("saturation.svg");
-    let title = format!("{}: AT5 saturation distances", rec.task);
+    let p2 = out.join("per_head_inverse.svg");
+    let inv_names: Vec<String> = names.iter().map(|n| format!("1/{n}")).collect();
+    let title = format!("{}: per head, {}", rec.task, inv_names.join(", "));
     line_chart(
         &p2,
         &title,
         "epoch",
-        "distance 1/slope",
-        &dist,
+        "1/value",
+        &inverse,
         LineOpts::default(),
     )?;
     Ok(vec![p1, p2])

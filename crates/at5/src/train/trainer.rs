@@ -8,6 +8,7 @@ use crate::data::{Example, TaskData};
 use crate::nn::{ForwardOpts, Model, ModelConfig, mix_seed};
 use crate::optim::{Adam, AdamConfig};
 use crate::params::ParamStore;
+use crate::position::PerHead;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -41,10 +42,10 @@ pub struct EpochRecord {
     pub dev: Metrics,
     /// Set on the epochs where dev strictly improved (the paper's protocol).
     pub test: Option<Metrics>,
-    /// AT5's `alpha_h`, `beta_h` after the epoch.
-    pub alpha: Option<Vec<f64>>,
-    /// AT5's `beta_h` after the epoch.
-    pub beta: Option<Vec<f64>>,
+    /// The bias family's own numbers per head after the epoch (AT5: `alpha`, `beta`), each a
+    /// field of the epoch in the record.
+    #[serde(flatten)]
+    pub per_head: PerHead,
     /// Seconds the epoch took, evaluation included.
     pub seconds: f64,
     /// The bias's gradients, dead units and prior shape after the epoch (absent in records
@@ -248,7 +249,7 @@ impl Trainer {
         } else {
             self.state.stale_epochs += 1;
         }
-        let slopes = self.model.slopes(&self.store);
+        let per_head = self.model.per_head(&self.store);
         let norms = self.grad_norms.take(&self.store);
         let diagnostics = Some(diagnose(&self.model, &self.store, l, norms));
         let seconds = start.elapsed().as_secs_f64();
@@ -258,8 +259,7 @@ impl Trainer {
             train_loss: total / steps.max(1) as f64,
             dev,
             test,
-            alpha: slopes.as_ref().map(|s| s.0.clone()),
-            beta: slopes.map(|s| s.1),
+            per_head,
             seconds,
             diagnostics,
         };
