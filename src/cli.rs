@@ -1,7 +1,6 @@
 //! Command-line pieces the experiment binaries share: the run flags, threads, exit codes.
 use at5::nn::{BiasScope, OutputInit};
-use at5::position::MlpInit;
-use at5::train::{BiasRequest, MlpRequest, Preset, RunRequest, TrainConfig};
+use at5::train::{BiasRequest, Preset, RunRequest, TrainConfig};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -213,35 +212,10 @@ pub struct RunArgs {
     #[arg(long)]
     /// Dropout on the attention probabilities.
     pub dropout_attention: Option<f64>,
-    /// T5: number of buckets.
-    #[arg(long)]
-    pub num_buckets: Option<usize>,
-    /// T5: distance where the last bucket starts.
-    #[arg(long)]
-    pub max_distance: Option<usize>,
-    /// AT5: slopes a_h, c_h start uniform in [slope-min, slope-max].
-    #[arg(long)]
-    pub slope_min: Option<f64>,
-    #[arg(long)]
-    /// AT5: upper end of the initial slope range.
-    pub slope_max: Option<f64>,
-    /// AT5 / AT5-NoB: MLP widths.
-    #[arg(long)]
-    pub l1: Option<usize>,
-    #[arg(long)]
-    /// AT5 / AT5-NoB: width of the MLP's second hidden layer.
-    pub l2: Option<usize>,
-    /// AT5 / AT5-NoB: MLP init std.
-    #[arg(long)]
-    pub init_std: Option<f64>,
-    /// AT5 / AT5-NoB: draw the MLP's dropout per grid cell (`cell`, the original code's way and
-    /// the paper preset's) or once per offset (`offset`).
-    #[arg(long)]
-    pub at5_dropout_mask: Option<String>,
-    /// AT5 / AT5-NoB: how the MLP starts: `paper` (the default: std --init-std, a flat start)
-    /// or `alive` (every unit active at every offset, a bias with a slope of order 1).
-    #[arg(long)]
-    pub at5_init: Option<String>,
+    /// The bias families' own options (`--num-buckets`, `--init-std`, ...), read from each
+    /// family's settings: a family's flags are declared with the family.
+    #[command(flatten)]
+    pub family: FamilyArgs,
     /// Compute every row of the last block even where only the pooled row reaches the loss
     /// (the default prunes it; same results up to summation order, several times slower).
     #[arg(long)]
@@ -312,66 +286,11 @@ impl RunArgs {
         })
     }
 
-    /// `--bias` with the options of that family; an option of another family is an error.
+    /// `--bias` with the options of that family given; an option of another family is an error.
     fn bias_request(&self) -> Result<BiasRequest, String> {
         let mut bias = BiasRequest::family(&self.bias);
-        let name = bias.name().to_string();
-        let options: [(&str, bool, &[&str]); 9] = [
-            ("num-buckets", self.num_buckets.is_some(), &["t5"]),
-            ("max-distance", self.max_distance.is_some(), &["t5"]),
-            ("slope-min", self.slope_min.is_some(), &["at5"]),
-            ("slope-max", self.slope_max.is_some(), &["at5"]),
-            ("l1", self.l1.is_some(), &["at5", "at5-nob"]),
-            ("l2", self.l2.is_some(), &["at5", "at5-nob"]),
-            ("init-std", self.init_std.is_some(), &["at5", "at5-nob"]),
-            (
-                "at5-dropout-mask",
-                self.at5_dropout_mask.is_some(),
-                &["at5", "at5-nob"],
-            ),
-            ("at5-init", self.at5_init.is_some(), &["at5", "at5-nob"]),
-        ];
-        for (flag, given, families) in options {
-            if given && !families.contains(&name.as_str()) {
-                // An unknown family is named as such, not as the owner of a stray option.
-                at5::position::BiasConfig::from_name(&name)?;
-                return Err(format!(
-                    "--{flag} is an option of --bias {}, not {name}; drop it",
-                    families.join(" or ")
-                ));
-            }
-        }
-        match &mut bias {
-            BiasRequest::T5 {
-                num_buckets,
-                max_distance,
-            } => (*num_buckets, *max_distance) = (self.num_buckets, self.max_distance),
-            BiasRequest::At5 {
-                slope_min,
-                slope_max,
-                ..
-            } => (*slope_min, *slope_max) = (self.slope_min, self.slope_max),
-            _ => {}
-        }
-        if let Some(mlp) = bias.mlp_mut() {
-            *mlp = MlpRequest {
-                l1: self.l1,
-                l2: self.l2,
-                init_std: self.init_std,
-                per_cell: match self.at5_dropout_mask.as_deref() {
-                    None => None,
-                    Some("cell") => Some(true),
-                    Some("offset") => Some(false),
-                    Some(o) => {
-                        return Err(format!("--at5-dropout-mask {o}: expected cell or offset"));
-                    }
-                },
-                init: self
-                    .at5_init
-                    .as_deref()
-                    .map(|n| MlpInit::from_name(n).map_err(|e| format!("--at5-init: {e}")))
-                    .transpose()?,
-            };
+        for (flag, value) in &self.family.given {
+            bias.set(flag, value)?;
         }
         Ok(bias)
     }
@@ -469,33 +388,8 @@ pub fn run_flags(run: &RunRequest) -> Vec<String> {
     flag("dropout-input", real(run.dropout_input));
     flag("dropout-hidden", real(run.dropout_hidden));
     flag("dropout-attention", real(run.dropout_attention));
-    match &run.bias {
-        BiasRequest::T5 {
-            num_buckets,
-            max_distance,
-        } => {
-            flag("num-buckets", text(*num_buckets));
-            flag("max-distance", text(*max_distance));
-        }
-        BiasRequest::At5 {
-            slope_min,
-            slope_max,
-            ..
-        } => {
-            flag("slope-min", real(*slope_min));
-            flag("slope-max", real(*slope_max));
-        }
-        _ => {}
-    }
-    if let Some(mlp) = run.bias.mlp() {
-        flag("l1", text(mlp.l1));
-        flag("l2", text(mlp.l2));
-        flag("init-std", real(mlp.init_std));
-        let mask = mlp
-            .per_cell
-            .map(|cell| if cell { "cell" } else { "offset" });
-        flag("at5-dropout-mask", mask.map(String::from));
-        flag("at5-init", mlp.init.map(|i| i.name().to_string()));
+    for (name, value) in run.bias.options() {
+        flag(name, Some(value.clone()));
     }
     flag("head-init", run.head_init.map(|i| i.name().to_string()));
     if !run.unbiased_heads.is_empty() {
@@ -565,4 +459,57 @@ pub fn family_list(given: Option<&str>, allowed: &[&str]) -> Vec<String> {
         }
     }
     list
+}
+
+/// The bias families' option flags, generated from each family's settings
+/// ([`at5::position::Family::settings`]): every flag once, its help naming the families that
+/// have it. Which of them belong to the `--bias` asked for is checked when the request is built.
+#[derive(Clone, Debug, Default)]
+pub struct FamilyArgs {
+    /// (flag, value) as given, in `--help` order.
+    pub given: Vec<(String, String)>,
+}
+
+impl clap::FromArgMatches for FamilyArgs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let given = at5::position::family_flags()
+            .into_iter()
+            .filter_map(|f| {
+                let v = m.try_get_one::<String>(f.flag).ok().flatten()?;
+                Some((f.flag.to_string(), v.clone()))
+            })
+            .collect();
+        Ok(FamilyArgs { given })
+    }
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = FamilyArgs::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for FamilyArgs {
+    fn augment_args(mut cmd: clap::Command) -> clap::Command {
+        for f in at5::position::family_flags() {
+            let owners: Vec<String> = f.families.iter().map(|n| family_label(n)).collect();
+            cmd = cmd.arg(
+                clap::Arg::new(f.flag)
+                    .long(f.flag)
+                    .value_name(f.value)
+                    .help(format!("{}: {}", owners.join(" / "), f.help)),
+            );
+        }
+        cmd
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        FamilyArgs::augment_args(cmd)
+    }
+}
+
+/// A family's name as `--help` writes it (`at5-nob` → `AT5-NoB`).
+fn family_label(name: &str) -> String {
+    match name {
+        "at5-nob" => "AT5-NoB".into(),
+        "t5-nob" => "T5-NoB".into(),
+        other => other.to_uppercase(),
+    }
 }

@@ -240,15 +240,24 @@ fn every_setting_of_a_run_renders_as_flags_and_parses_back() {
     // Every field is spelled out (no `..`), so a new setting fails to compile here until it is
     // given a value, and then fails this test until `run_flags` and the parser both carry it.
     use at5::nn::BiasScope;
-    use at5::position::MlpInit;
-    use at5::train::{BiasRequest, MlpRequest};
-    let mlp = MlpRequest {
-        l1: Some(5),
-        l2: Some(3),
-        init_std: Some(0.02),
-        per_cell: Some(false),
-        init: Some(MlpInit::Paper),
+    use at5::position::{BiasConfig, FAMILIES, family_flags};
+    use at5::train::BiasRequest;
+    // A value for every family option: a new option fails here until it is given one.
+    let sample = |flag: &str| match flag {
+        "num-buckets" => "16",
+        "max-distance" => "20",
+        "slope-min" => "0.5",
+        "slope-max" => "2.5",
+        "l1" => "5",
+        "l2" => "3",
+        "init-std" => "0.02",
+        "at5-dropout-mask" => "offset",
+        "at5-init" => "alive",
+        other => panic!("no sample value for --{other}: add one"),
     };
+    for f in family_flags() {
+        sample(f.flag);
+    }
     let full = |bias: BiasRequest| RunRequest {
         task: TaskKind::LagK,
         bias,
@@ -274,26 +283,15 @@ fn every_setting_of_a_run_renders_as_flags_and_parses_back() {
         head_init: Some(at5::nn::OutputInit::Glorot),
         unbiased_heads: vec![0, 1],
     };
-    for bias in [
-        BiasRequest::T5 {
-            num_buckets: Some(16),
-            max_distance: Some(20),
-        },
-        BiasRequest::At5 {
-            slope_min: Some(0.5),
-            slope_max: Some(2.5),
-            mlp,
-        },
-        BiasRequest::At5NoB {
-            mlp: MlpRequest {
-                per_cell: Some(true),
-                init: Some(MlpInit::Alive),
-                init_std: None,
-                ..mlp
-            },
-        },
-        BiasRequest::Named("fire".into()),
-    ] {
+    // Every family with all its options set.
+    let every = FAMILIES.iter().map(|name| {
+        let mut bias = BiasRequest::family(name);
+        for flag in BiasConfig::from_name(name).unwrap().option_flags() {
+            bias.set(flag, sample(flag)).unwrap();
+        }
+        bias
+    });
+    for bias in every.collect::<Vec<_>>() {
         let run = full(bias);
         let flags = at5_app::cli::run_flags(&run);
         assert_eq!(

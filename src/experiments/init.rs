@@ -54,9 +54,9 @@ pub fn plan(preset: Preset, seeds: u64, lag_epochs: usize) -> Plan {
                 let run = match init {
                     Some(i) => {
                         let mut run = request(k, "at5", seed);
-                        if let Some(mlp) = run.bias.mlp_mut() {
-                            mlp.init = Some(i);
-                        }
+                        run.bias
+                            .set("at5-init", i.name())
+                            .expect("AT5 has --at5-init");
                         run
                     }
                     None => request(k, "t5", seed),

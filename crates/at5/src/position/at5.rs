@@ -1,7 +1,7 @@
 //! `at5`: AT5's learnable soft bucket `1 - exp(-alpha |n|)` per head and direction, then the
 //! per-head MLPs of [`super::mlp`].
-use super::config::Family;
-use super::mlp::{BucketMlp, MlpOptions, mlp_param_count};
+use super::config::{Family, Setting, parse_real};
+use super::mlp::{BucketMlp, MlpOptions, mlp_param_count, mlp_settings};
 use super::{DeadUnits, PerHead, PositionBias, abs_offsets};
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
@@ -140,6 +140,26 @@ impl Family for At5 {
     const NAME: &'static str = "at5";
     const LEARNED: bool = true;
     type Options = At5Options;
+    fn settings() -> Vec<Setting<At5Options>> {
+        let mut s = vec![
+            Setting {
+                flag: "slope-min",
+                value: "X",
+                help: "slopes a_h, c_h start uniform in [slope-min, slope-max]",
+                set: |o: &mut At5Options, v: &str| parse_real("slope-min", v).map(|x| o.slope_min = x),
+                get: |o: &At5Options| o.slope_min.to_string(),
+            },
+            Setting {
+                flag: "slope-max",
+                value: "X",
+                help: "upper end of the initial slope range",
+                set: |o: &mut At5Options, v: &str| parse_real("slope-max", v).map(|x| o.slope_max = x),
+                get: |o: &At5Options| o.slope_max.to_string(),
+            },
+        ];
+        s.extend(mlp_settings!(At5Options, .mlp));
+        s
+    }
     fn validate(o: &At5Options) -> Result<(), String> {
         check_slopes(o.slope_min, o.slope_max)?;
         o.mlp.check("at5")

@@ -2,7 +2,8 @@
 //!
 //! The original code's NoB variant also dropped the last MLP layer (and kept dropout on at
 //! evaluation); here the MLP is AT5's own, so the ablation changes the bucketization alone.
-use super::mlp::{BucketMlp, MlpOptions, mlp_param_count};
+use super::config::Setting;
+use super::mlp::{BucketMlp, MlpOptions, mlp_param_count, mlp_settings};
 use super::config::Family;
 use super::{DeadUnits, PositionBias, clamped_offset_rows};
 use crate::autodiff::{Tape, Var};
@@ -43,6 +44,9 @@ impl Family for At5NoB {
     const NAME: &'static str = "at5-nob";
     const LEARNED: bool = true;
     type Options = MlpOptions;
+    fn settings() -> Vec<Setting<MlpOptions>> {
+        mlp_settings!(MlpOptions,).into()
+    }
     fn validate(o: &MlpOptions) -> Result<(), String> {
         o.check("at5-nob")
     }

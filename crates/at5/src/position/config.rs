@@ -25,6 +25,13 @@ pub trait Family: Sized {
     /// without options uses [`NoOptions`] and is stored as its bare name.
     type Options: Clone + fmt::Debug + PartialEq + Default + Serialize + DeserializeOwned + 'static;
 
+    /// The options a run can set, each with its flag: the one list of them, from which `train`'s
+    /// flags, the check that an option belongs to the family asked for, and the flags a plan
+    /// writes back all come (the record stores [`Family::Options`] itself). None by default.
+    fn settings() -> Vec<Setting<Self::Options>> {
+        Vec::new()
+    }
+
     /// Every problem with `options` as one line naming the option, without building anything
     /// (the constructor runs the same checks).
     fn validate(_options: &Self::Options) -> Result<(), String> {
@@ -45,6 +52,65 @@ pub trait Family: Sized {
         prefix: &str,
         rng: &mut StdRng,
     ) -> Result<Self, String>;
+}
+
+/// One option of a family as a run sets it: its flag (`num-buckets` for `--num-buckets`, the
+/// options field `num_buckets`), its help, and how its text is read into the options and
+/// written back (the written form is the one plans and job lists carry).
+pub struct Setting<O> {
+    /// The flag without its dashes.
+    pub flag: &'static str,
+    /// The value's name in `--help` (`N`, `STD`, `cell|offset`).
+    pub value: &'static str,
+    /// What it sets, for `--help`.
+    pub help: &'static str,
+    /// Reads `text` into the options; an error is one line naming the flag.
+    pub set: fn(&mut O, &str) -> Result<(), String>,
+    /// The option's value as the flag's text.
+    pub get: fn(&O) -> String,
+}
+
+/// A flag of some family's [`Setting`], with every family that has it (AT5 and AT5-NoB share
+/// their MLP's).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FamilyFlag {
+    /// The flag without its dashes.
+    pub flag: &'static str,
+    /// The value's name in `--help`.
+    pub value: &'static str,
+    /// What it sets.
+    pub help: &'static str,
+    /// The families that have it, in registration order.
+    pub families: Vec<&'static str>,
+}
+
+/// `text` as the whole number `--flag` takes.
+pub fn parse_count(flag: &str, text: &str) -> Result<usize, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("--{flag} {text}: expected a whole number"))
+}
+
+/// `text` as the number `--flag` takes.
+pub fn parse_real(flag: &str, text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("--{flag} {text}: expected a number"))
+}
+
+/// Sets option `flag` of `options` from `text` through the family's `settings`; `Ok(None)` when
+/// the family has no such option, else the value as the flag writes it back.
+pub(super) fn set_option<O>(
+    options: &mut O,
+    settings: Vec<Setting<O>>,
+    flag: &str,
+    text: &str,
+) -> Result<Option<String>, String> {
+    let Some(s) = settings.into_iter().find(|s| s.flag == flag) else {
+        return Ok(None);
+    };
+    (s.set)(options, text)?;
+    Ok(Some((s.get)(options)))
 }
 
 /// The options of a family that has none.
@@ -72,6 +138,27 @@ macro_rules! families {
         /// The family names the command line accepts, in the order experiments list them.
         pub const FAMILIES: &[&str] = &[$(<$family as config::Family>::NAME),*];
 
+        /// Every family's option flags ([`Family::settings`]), each once with the families that
+        /// have it, in registration order.
+        pub fn family_flags() -> Vec<config::FamilyFlag> {
+            let mut out: Vec<config::FamilyFlag> = Vec::new();
+            $(
+                for s in <$family as config::Family>::settings() {
+                    let name = <$family as config::Family>::NAME;
+                    match out.iter_mut().find(|f| f.flag == s.flag) {
+                        Some(f) => f.families.push(name),
+                        None => out.push(config::FamilyFlag {
+                            flag: s.flag,
+                            value: s.value,
+                            help: s.help,
+                            families: vec![name],
+                        }),
+                    }
+                }
+            )*
+            out
+        }
+
         impl BiasConfig {
             /// The variant names records use, in registration order.
             const VARIANTS: &'static [&'static str] = &[$(stringify!($variant)),*];
@@ -98,6 +185,33 @@ macro_rules! families {
             pub fn is_learned(&self) -> bool {
                 match self {
                     $(BiasConfig::$variant(_) => <$family as config::Family>::LEARNED,)*
+                }
+            }
+
+            /// This family's option flags, in its own order.
+            pub fn option_flags(&self) -> Vec<&'static str> {
+                match self {
+                    $(
+                        BiasConfig::$variant(_) => <$family as config::Family>::settings()
+                            .iter()
+                            .map(|s| s.flag)
+                            .collect(),
+                    )*
+                }
+            }
+
+            /// Sets this family's option `flag` from `text`; `Ok(None)` when the family has no
+            /// such option, else the value as the flag writes it back.
+            pub fn set_option(&mut self, flag: &str, text: &str) -> Result<Option<String>, String> {
+                match self {
+                    $(
+                        BiasConfig::$variant(o) => config::set_option(
+                            o,
+                            <$family as config::Family>::settings(),
+                            flag,
+                            text,
+                        ),
+                    )*
                 }
             }
 

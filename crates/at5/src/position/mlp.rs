@@ -80,6 +80,65 @@ pub struct MlpOptions {
     pub init: MlpInit,
 }
 
+/// The MLP's options as a run sets them, for the family whose options hold an [`MlpOptions`]
+/// `$ty` at `$($field)*` (AT5: `At5Options, .mlp`; AT5-NoB: `MlpOptions,`, the options
+/// themselves): one list for both families.
+macro_rules! mlp_settings {
+    ($ty:ty, $($field:tt)*) => {
+        [
+            $crate::position::Setting {
+                flag: "l1",
+                value: "N",
+                help: "width of the MLP's first hidden layer",
+                set: |o: &mut $ty, v: &str| $crate::position::parse_count("l1", v).map(|x| o$($field)*.l1 = x),
+                get: |o: &$ty| o$($field)*.l1.to_string(),
+            },
+            $crate::position::Setting {
+                flag: "l2",
+                value: "N",
+                help: "width of the MLP's second hidden layer",
+                set: |o: &mut $ty, v: &str| $crate::position::parse_count("l2", v).map(|x| o$($field)*.l2 = x),
+                get: |o: &$ty| o$($field)*.l2.to_string(),
+            },
+            $crate::position::Setting {
+                flag: "init-std",
+                value: "STD",
+                help: "std of the MLP's init (the paper init's; biases start at it)",
+                set: |o: &mut $ty, v: &str| $crate::position::parse_real("init-std", v).map(|x| o$($field)*.init_std = x),
+                get: |o: &$ty| o$($field)*.init_std.to_string(),
+            },
+            $crate::position::Setting {
+                flag: "at5-dropout-mask",
+                value: "cell|offset",
+                help: "draw the MLP's dropout per grid cell (`cell`, the original code's way and \
+                       the paper preset's) or once per offset (`offset`)",
+                set: |o: &mut $ty, v: &str| {
+                    o$($field)*.per_cell = match v {
+                        "cell" => true,
+                        "offset" => false,
+                        _ => return Err(format!("--at5-dropout-mask {v}: expected cell or offset")),
+                    };
+                    Ok(())
+                },
+                get: |o: &$ty| (if o$($field)*.per_cell { "cell" } else { "offset" }).to_string(),
+            },
+            $crate::position::Setting {
+                flag: "at5-init",
+                value: "paper|alive",
+                help: "how the MLP starts: `paper` (the default: std --init-std, a flat start) or \
+                       `alive` (every unit active at every offset, a bias with a slope of order 1)",
+                set: |o: &mut $ty, v: &str| {
+                    o$($field)*.init = $crate::position::MlpInit::from_name(v)
+                        .map_err(|e| format!("--at5-init: {e}"))?;
+                    Ok(())
+                },
+                get: |o: &$ty| o$($field)*.init.name().to_string(),
+            },
+        ]
+    };
+}
+pub(super) use mlp_settings;
+
 impl Default for MlpOptions {
     /// The paper's: widths 15 and 2, init std 0.01, no dropout, the paper's init.
     fn default() -> MlpOptions {

@@ -29,7 +29,7 @@ pub use self::mlp::{MlpInit, MlpOptions};
 pub use self::sinusoidal::sinusoidal_encoding;
 pub(crate) use self::t5::t5_bucket_with;
 pub use self::t5::{T5Options, check_t5_config, t5_bucket};
-pub use config::{Family, NoOptions, build};
+pub use config::{Family, FamilyFlag, NoOptions, Setting, build, parse_count, parse_real};
 pub use per_head::PerHead;
 
 use crate::autodiff::{Tape, Var};

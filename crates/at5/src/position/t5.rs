@@ -1,5 +1,5 @@
 //! `t5`: T5's fixed log-spaced buckets with one learned scalar per (bucket, head).
-use super::config::Family;
+use super::config::{Family, Setting, parse_count};
 use super::{PositionBias, offsets};
 use crate::autodiff::{Tape, Var};
 use crate::float::Float;
@@ -191,6 +191,24 @@ impl Family for T5 {
     const NAME: &'static str = "t5";
     const LEARNED: bool = true;
     type Options = T5Options;
+    fn settings() -> Vec<Setting<T5Options>> {
+        vec![
+            Setting {
+                flag: "num-buckets",
+                value: "N",
+                help: "number of buckets",
+                set: |o: &mut T5Options, v: &str| parse_count("num-buckets", v).map(|x| o.num_buckets = x),
+                get: |o: &T5Options| o.num_buckets.to_string(),
+            },
+            Setting {
+                flag: "max-distance",
+                value: "N",
+                help: "distance where the last bucket starts",
+                set: |o: &mut T5Options, v: &str| parse_count("max-distance", v).map(|x| o.max_distance = x),
+                get: |o: &T5Options| o.max_distance.to_string(),
+            },
+        ]
+    }
     fn validate(o: &T5Options) -> Result<(), String> {
         check_t5_config(o.num_buckets, o.max_distance, o.bidirectional)
     }

@@ -31,7 +31,7 @@ pub use prior::{
     HeadSummary, PriorReport, compare_priors, prior_by_epoch, prior_report, prior_series,
 };
 pub use record::RunRecord;
-pub use request::{BiasRequest, MlpRequest, RunRequest};
+pub use request::{BiasRequest, RunRequest};
 pub use trainer::{Best, EpochRecord, TrainState, Trainer};
 pub use walkthrough::{Explanation, StaircaseRow, explain_offset, staircase, staircase_figure};
 

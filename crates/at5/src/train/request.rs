@@ -4,139 +4,88 @@ use super::config::{TaskSource, TrainConfig};
 use super::preset::{Dial, Preset, preset_config};
 use crate::data::TaskKind;
 use crate::nn::{BiasScope, OutputInit};
-use crate::position::{BiasConfig, MlpInit};
+use crate::position::{BiasConfig, MlpInit, family_flags};
 use std::path::PathBuf;
 
-/// The bias family a run asks for, with only that family's own options (`None`: the preset's),
-/// so an option of another family cannot be expressed: the parser refuses it.
+/// The bias family a run asks for, with only the options of its own that are set (the rest are
+/// the preset's). An option is set by its flag through the family's settings
+/// ([`crate::position::Family::settings`]), so an option of another family cannot be
+/// expressed: [`BiasRequest::set`] refuses it.
 #[derive(Clone, Debug, PartialEq)]
-pub enum BiasRequest {
-    /// T5, with its bucket layout.
-    T5 {
-        /// Number of buckets.
-        num_buckets: Option<usize>,
-        /// Distance where the last bucket starts.
-        max_distance: Option<usize>,
-    },
-    /// AT5, with its slope init range and its MLPs.
-    At5 {
-        /// Lower end of the slopes' init range.
-        slope_min: Option<f64>,
-        /// Upper end of the slopes' init range.
-        slope_max: Option<f64>,
-        /// The MLPs.
-        mlp: MlpRequest,
-    },
-    /// AT5-NoB, with its MLPs.
-    At5NoB {
-        /// The MLPs.
-        mlp: MlpRequest,
-    },
-    /// Any other family, by name: none of them has an option a run sets.
-    Named(String),
-}
-
-/// AT5's and AT5-NoB's MLP options a run sets (`None`: the preset's).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct MlpRequest {
-    /// The first hidden width.
-    pub l1: Option<usize>,
-    /// The second hidden width.
-    pub l2: Option<usize>,
-    /// The paper init's std.
-    pub init_std: Option<f64>,
-    /// The dropout drawn per grid cell (`true`) or per offset.
-    pub per_cell: Option<bool>,
-    /// How the MLP starts.
-    pub init: Option<MlpInit>,
+pub struct BiasRequest {
+    family: String,
+    /// (flag, value as the flag writes it), in the family's own order.
+    options: Vec<(&'static str, String)>,
 }
 
 impl BiasRequest {
     /// The family called `name` with none of its options set.
     pub fn family(name: &str) -> BiasRequest {
-        match name {
-            "t5" => BiasRequest::T5 {
-                num_buckets: None,
-                max_distance: None,
-            },
-            "at5" => BiasRequest::At5 {
-                slope_min: None,
-                slope_max: None,
-                mlp: MlpRequest::default(),
-            },
-            "at5-nob" => BiasRequest::At5NoB {
-                mlp: MlpRequest::default(),
-            },
-            other => BiasRequest::Named(other.to_string()),
+        BiasRequest {
+            family: name.to_string(),
+            options: Vec::new(),
         }
     }
 
     /// The family's name.
     pub fn name(&self) -> &str {
-        match self {
-            BiasRequest::T5 { .. } => "t5",
-            BiasRequest::At5 { .. } => "at5",
-            BiasRequest::At5NoB { .. } => "at5-nob",
-            BiasRequest::Named(name) => name,
-        }
+        &self.family
     }
 
-    /// The MLP options of AT5 or AT5-NoB.
-    pub fn mlp(&self) -> Option<&MlpRequest> {
-        match self {
-            BiasRequest::At5 { mlp, .. } | BiasRequest::At5NoB { mlp } => Some(mlp),
-            _ => None,
-        }
+    /// Sets the family's option `flag` (without dashes) from `text`; an unknown family, an
+    /// option of another family or a value that does not read is one line naming it.
+    pub fn set(&mut self, flag: &str, text: &str) -> Result<(), String> {
+        let mut probe = BiasConfig::from_name(&self.family)?;
+        let Some(value) = probe.set_option(flag, text)? else {
+            let owners: Vec<&str> = family_flags()
+                .into_iter()
+                .find(|f| f.flag == flag)
+                .map(|f| f.families)
+                .ok_or_else(|| format!("--{flag} is no option of any bias family"))?;
+            return Err(format!(
+                "--{flag} is an option of --bias {}, not {}; drop it",
+                owners.join(" or "),
+                self.family
+            ));
+        };
+        let order = probe.option_flags();
+        let at = order
+            .iter()
+            .position(|f| *f == flag)
+            .expect("set_option found it");
+        self.options.retain(|(f, _)| *f != flag);
+        self.options.push((order[at], value));
+        self.options
+            .sort_by_key(|(f, _)| order.iter().position(|o| o == f));
+        Ok(())
     }
 
-    /// [`BiasRequest::mlp`], to set them.
-    pub fn mlp_mut(&mut self) -> Option<&mut MlpRequest> {
-        match self {
-            BiasRequest::At5 { mlp, .. } | BiasRequest::At5NoB { mlp } => Some(mlp),
-            _ => None,
-        }
+    /// The options set, as (flag, value text), in the family's own order.
+    pub fn options(&self) -> &[(&'static str, String)] {
+        &self.options
+    }
+
+    /// The value set for option `flag`, if any.
+    pub fn get(&self, flag: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|(f, _)| *f == flag)
+            .map(|(_, v)| v.as_str())
     }
 
     /// Sets the given options on `bias`, the preset's config of the same family; a given
     /// input-dropout rate is also the MLPs' dropout (the paper ties the two).
     fn apply(&self, bias: &mut BiasConfig, dropout_input: Option<f64>) -> Result<(), String> {
-        match (self, &mut *bias) {
-            (
-                BiasRequest::T5 {
-                    num_buckets,
-                    max_distance,
-                },
-                BiasConfig::T5(o),
-            ) => {
-                set(&mut o.num_buckets, *num_buckets);
-                set(&mut o.max_distance, *max_distance);
-            }
-            (
-                BiasRequest::At5 {
-                    slope_min,
-                    slope_max,
-                    ..
-                },
-                BiasConfig::At5(o),
-            ) => {
-                set(&mut o.slope_min, *slope_min);
-                set(&mut o.slope_max, *slope_max);
-            }
-            _ => {}
+        if self.get("at5-init") == Some(MlpInit::Alive.name()) && self.get("init-std").is_some() {
+            return Err(
+                "--init-std sets the paper init's std; drop it with --at5-init alive".into(),
+            );
         }
-        if let Some(o) = bias.mlp_options_mut() {
-            let r = self.mlp().copied().unwrap_or_default();
-            if r.init == Some(MlpInit::Alive) && r.init_std.is_some() {
-                return Err(
-                    "--init-std sets the paper init's std; drop it with --at5-init alive".into(),
-                );
-            }
-            set(&mut o.l1, r.l1);
-            set(&mut o.l2, r.l2);
-            set(&mut o.init_std, r.init_std);
-            set(&mut o.dropout, dropout_input);
-            set(&mut o.per_cell, r.per_cell);
-            set(&mut o.init, r.init);
+        for (flag, value) in &self.options {
+            bias.set_option(flag, value)?;
+        }
+        if let (Some(o), Some(p)) = (bias.mlp_options_mut(), dropout_input) {
+            o.dropout = p;
         }
         Ok(())
     }
