@@ -867,6 +867,74 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         &line,
         "results/paper-departures/runs/reber-at5-s{1..5}",
     );
+    // T5 under the same departures, and AT5 − T5 there, in the notes, the README and the
+    // paper run's reading.
+    let t5: Vec<Value> = (1..=5)
+        .map(|s| {
+            record(Path::new(&format!(
+                "results/paper-departures/runs/reber-t5-s{s}"
+            )))
+        })
+        .collect();
+    assert!(t5.iter().all(|r| r["status"] == "completed"));
+    let list = |rs: &[Value], f: &dyn Fn(&Value) -> String| {
+        let v: Vec<String> = rs.iter().map(f).collect();
+        let (last, rest) = v.split_last().unwrap();
+        format!("{} and {last}", rest.join(", "))
+    };
+    let pct2 = |r: &Value| {
+        format!(
+            "{:.2} %",
+            100.0 * r["best"]["test"]["accuracy"].as_f64().unwrap()
+        )
+    };
+    let line = format!(
+        "**The departures, T5 on Reber complete**: {} test (best dev epochs {} of 500)",
+        list(&t5, &pct2),
+        list(&t5, &|r| r["best"]["epoch"].to_string()),
+    );
+    says(
+        NOTES,
+        &notes,
+        &line,
+        "results/paper-departures/runs/reber-t5-s{1..5}",
+    );
+    let (a, t): (Vec<f64>, Vec<f64>) = (
+        deps.iter().map(best_test).collect(),
+        t5.iter().map(best_test).collect(),
+    );
+    let signed = |x: f64| format!("{x:+.1}").replace('-', "−");
+    let cell = |xs: &[f64]| {
+        let (m, s) = at5::report::mean_std(xs);
+        format!("{m:.1} ± {s:.1} %")
+    };
+    let (d, lo, hi) = at5::report::welch_interval(&a, &t).unwrap();
+    assert!(lo < 0.0 && hi > 0.0, "the notes call it not separated");
+    let diff = format!("{} [{}, {}]", signed(d), signed(lo), signed(hi));
+    let from = "results/paper-departures/runs/reber-{at5,t5}-s{1..5}";
+    says(
+        NOTES,
+        &notes,
+        &format!(
+            "AT5 is {} and T5 {}: AT5 − T5 = {diff}, **not separated**",
+            cell(&a),
+            cell(&t)
+        ),
+        from,
+    );
+    let both = format!(
+        "AT5 {}, T5 {}, AT5 − T5 = {diff}, not separated",
+        cell(&a),
+        cell(&t)
+    );
+    says(README, &page(README), &both, from);
+    let reading = "results/paper/README.md";
+    says(
+        reading,
+        &page(reading),
+        &format!("AT5 {}, T5 {}, AT5 − T5 = {diff}, not", cell(&a), cell(&t)),
+        from,
+    );
 }
 
 const SCALING: &str = "results/init-study/scaling.md";
@@ -2065,4 +2133,48 @@ fn the_init_and_quick_figures_of_theory_md_and_position_biases_md_are_their_sour
         glorot / 0.02
     );
     says(BIASES, &biases, &line, "the arithmetic");
+}
+
+#[test]
+fn the_two_process50_dedup_rules_give_the_same_data_at_the_paper_seed() {
+    use at5::data::process50::{CHAINS, Process50Config, sample_chain};
+    use at5::data::{Label, Sequence, TaskConfig};
+    use rand::SeedableRng;
+    use std::collections::HashSet;
+    // The generator's stream replayed: class 0's sequences, then class 1's, from seed 2021.
+    let cfg = Process50Config::paper();
+    let per_class = cfg.train_per_class + cfg.dev_per_class + cfg.test_per_class;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(2021);
+    let draws: Vec<Vec<Vec<usize>>> = CHAINS
+        .iter()
+        .map(|&chain| {
+            (0..per_class)
+                .map(|_| sample_chain(&mut rng, chain, cfg.seq_len))
+                .collect()
+        })
+        .collect();
+    // No draw repeats another, within a class or across: deduplicating by sequence (here) or by
+    // (sequence, label) (the original) rejects nothing, so the two rules keep the same draws.
+    let all: HashSet<&Vec<usize>> = draws.iter().flatten().collect();
+    assert_eq!(all.len(), 2 * per_class);
+    // ... and those draws are the generated data, each with its class.
+    let data = at5::data::generate(&TaskConfig::Process50(cfg), 2021).unwrap();
+    let classes: Vec<HashSet<&Vec<usize>>> = draws.iter().map(|d| d.iter().collect()).collect();
+    let mut n = 0;
+    for ex in data.train.iter().chain(&data.dev).chain(&data.test) {
+        let (Sequence::Tokens(t), Label::Class(c)) = (&ex.input, &ex.label) else {
+            panic!("process50 examples are token sequences with a class");
+        };
+        assert!(classes[*c].contains(t));
+        n += 1;
+    }
+    assert_eq!(n, 2 * per_class);
+    let doc = page(BIASES);
+    says(
+        BIASES,
+        &doc,
+        "none of the 30 000 draws repeats another, within a class or across the two, so both",
+        "the generator's stream at seed 2021",
+    );
+    assert_eq!(thousands(2 * per_class), "30 000");
 }
