@@ -935,6 +935,40 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         &format!("AT5 {}, T5 {}, AT5 − T5 = {diff}, not", cell(&a), cell(&t)),
         from,
     );
+    let departures = "results/paper-departures/README.md";
+    let pct2s: Vec<String> = t5.iter().map(|r| format!("{:.2}", best_test(r))).collect();
+    let (last, rest) = pct2s.split_last().unwrap();
+    says(
+        departures,
+        &page(departures),
+        &format!(
+            "AT5 100.0 % test in every seed, T5 {} and {last} %; AT5 − T5 = {diff}, not separated",
+            rest.join(", ")
+        ),
+        from,
+    );
+    assert!(a.iter().all(|&x| x == 100.0));
+    // ... beside the paper preset's own Reber difference, from `results/paper/`'s records.
+    let paper = |bias: &str| -> Vec<f64> {
+        records("results/paper", &format!("reber-{bias}-s"))
+            .iter()
+            .map(best_test)
+            .collect()
+    };
+    let (d, lo, hi) = at5::report::welch_interval(&paper("at5"), &paper("t5")).unwrap();
+    let paper_diff = format!("{} [{}, {}]", signed(d), signed(lo), signed(hi));
+    says(
+        departures,
+        &page(departures),
+        &format!("In `../paper/` the same comparison is {paper_diff}, separated"),
+        "results/paper/runs/reber-{at5,t5}-s{1..5}",
+    );
+    says(
+        NOTES,
+        &notes,
+        &format!("at the paper preset the same difference is {paper_diff}, separated"),
+        "results/paper/runs/reber-{at5,t5}-s{1..5}",
+    );
 }
 
 const SCALING: &str = "results/init-study/scaling.md";
