@@ -29,11 +29,18 @@ pub fn soft_bucket(n: i64, alpha: f64, beta: f64) -> f64 {
     -(-rate * n.unsigned_abs() as f64).exp_m1()
 }
 
-/// Refuses a slope init range that is not finite or is reversed.
+/// Refuses a slope init range that is not finite, starts at or below 0, or is reversed.
 pub fn check_slopes(slope_min: f64, slope_max: f64) -> Result<(), String> {
     if !(slope_min.is_finite() && slope_max.is_finite()) {
         return Err(format!(
             "at5: slope_min and slope_max must be finite, got {slope_min} and {slope_max}"
+        ));
+    }
+    if slope_min <= 0.0 {
+        // alpha = relu(a) / L: a slope starting at or below 0 is a dead bucket (no position
+        // information, no gradient), not AT5.
+        return Err(format!(
+            "slope-min must be positive (AT5's slopes pass through a relu), got {slope_min}"
         ));
     }
     if slope_min > slope_max {

@@ -5,7 +5,6 @@ use super::config::{MAX_EPOCHS, ModelSpec, TaskSource, TrainConfig};
 use super::memory::{self, DataShape, Hints, MemoryEstimate};
 use crate::data::{self, TaskData};
 use crate::nn::{InputKind, ModelConfig, OutputKind, Pooling};
-use crate::position::{At5Options, BiasConfig};
 use std::path::Path;
 
 impl ModelSpec {
@@ -28,15 +27,6 @@ impl ModelSpec {
             unbiased_heads: self.unbiased_heads.clone(),
         };
         probe.validate()?;
-        if let BiasConfig::At5(At5Options { slope_min, .. }) = &self.bias
-            && *slope_min <= 0.0
-        {
-            // alpha = relu(a) / L: a slope starting at or below 0 is a dead bucket (no position
-            // information, no gradient), not a run of AT5.
-            return Err(format!(
-                "slope-min must be positive (AT5's slopes pass through a relu), got {slope_min}"
-            ));
-        }
         // A size that cannot fit is said first, with the flag that sets it, before whether the
         // family's options fit together.
         let bias = MemoryEstimate {
