@@ -948,6 +948,22 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         from,
     );
     assert!(a.iter().all(|&x| x == 100.0));
+    // The two departures one at a time: the first seeds.
+    let alone = |set: &str| record(Path::new(&format!("results/{set}/runs/reber-at5-s1")));
+    let (init, mask) = (alone("paper-head-init"), alone("paper-head-mask"));
+    says(
+        NOTES,
+        &notes,
+        &format!(
+            "Glorot output layer alone AT5's seed 1 solves Reber ({} test, best dev epoch {}); \
+             with the head mask alone it stays at chance ({}, best dev epoch {})",
+            pct(&init["best"]["test"]["accuracy"]),
+            init["best"]["epoch"],
+            pct(&mask["best"]["test"]["accuracy"]),
+            mask["best"]["epoch"]
+        ),
+        "results/paper-head-{init,mask}/runs/reber-at5-s1",
+    );
     // ... beside the paper preset's own Reber difference, from `results/paper/`'s records.
     let paper = |bias: &str| -> Vec<f64> {
         records("results/paper", &format!("reber-{bias}-s"))
