@@ -542,6 +542,19 @@ fn gradcheck_dropout() {
     let dp = t.dropout_window(part, 0.3, 11, Some(rows));
     let want = t.slice(dw, 1, 2, 4);
     assert_eq!(t.value(dp).data, t.value(want).data);
+    // Large enough that the mask is drawn in parallel tasks, each seeking into the stream,
+    // with windows that start and end inside tasks and an outer index that spans two.
+    let (full, inner) = (37, 1001);
+    let mut t: Tape = Tape::new();
+    let whole = t.leaf(signed(&[3, full, inner], 0.1, 1.0, 5));
+    let dw = t.dropout(whole, 0.3, 12);
+    for (first, r) in [(0, 37), (5, 20), (36, 1)] {
+        let part = t.slice(whole, 1, first, first + r);
+        let rows = MaskRows { full, first };
+        let dp = t.dropout_window(part, 0.3, 12, Some(rows));
+        let want = t.slice(dw, 1, first, first + r);
+        assert_eq!(t.value(dp).data, t.value(want).data, "rows {first}+{r}");
+    }
 }
 
 #[test]
@@ -549,9 +562,10 @@ fn dropout_masks_are_the_std_rng_stream() {
     // Masks are drawn from ChaCha12 by name so they can seek; it must be the stream
     // `StdRng::seed_from_u64` gives, so masks (and results) stay what they were.
     use rand::{RngExt, SeedableRng};
-    for seed in [0, 5, 0xD00D_1234] {
+    // 70 001 elements: several parallel tasks, the last word part full.
+    for (seed, n) in [(0, 1000), (5, 1000), (0xD00D_1234, 1000), (9, 70_001)] {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let want: Vec<f64> = (0..1000)
+        let want: Vec<f64> = (0..n)
             .map(|_| {
                 if rng.random::<f64>() >= 0.4 {
                     1.0 / 0.6
@@ -561,8 +575,9 @@ fn dropout_masks_are_the_std_rng_stream() {
             })
             .collect();
         let mut t: Tape = Tape::new();
-        let x = t.leaf(Tensor::full(&[1000], 1.0));
+        let x = t.leaf(Tensor::full(&[n], 1.0));
         let y = t.dropout(x, 0.4, seed);
+        assert_eq!(t.value(y).len(), n);
         for (a, b) in t.value(y).data.iter().zip(&want) {
             assert!((a - b).abs() < 1e-12, "seed {seed}");
         }

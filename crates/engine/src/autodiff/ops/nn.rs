@@ -6,7 +6,7 @@ use crate::autodiff::tape::{Grads, Var};
 use crate::float::Float;
 use crate::tensor::Tensor;
 use rand::rngs::ChaCha12Rng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use rayon::prelude::*;
 
 /// (output rows, input rows) and those rows' (mean, rstd).
@@ -44,13 +44,18 @@ pub struct KeepMask {
     len: usize,
 }
 
+/// Draws per mask task: a multiple of 64, so that each task fills whole words of the mask.
+/// Each task seeks to its place in the stream, so the tasks can run in parallel and the mask
+/// is the same at any thread count (a seek costs about a hundred draws' time).
+const DRAWS_PER_TASK: usize = 1 << 14;
+/// Draws per fill of the stream: the generator fills a buffer of this many u64 (4 KiB) at its
+/// full rate; at 64 u64 a fill was three times slower per draw.
+const DRAWS_PER_FILL: usize = 512;
+
 impl KeepMask {
     /// The mask of a whole tensor of `n` elements.
     pub(crate) fn draw(n: usize, p: f64, seed: u64) -> Self {
-        let mut rng = ChaCha12Rng::seed_from_u64(seed);
-        let mut mask = Self::with_capacity(n);
-        mask.push_draws(&mut rng, n, keep_min(p));
-        mask
+        Self::draw_mapped(n, p, seed, |e| (e, n - e))
     }
 
     /// The mask of an `[outer, rows, inner]` tensor that is the window `w` of a whole tensor:
@@ -73,48 +78,67 @@ impl KeepMask {
             w.first + rows,
             w.full
         );
-        let (mut rng, min) = (ChaCha12Rng::seed_from_u64(seed), keep_min(p));
-        let mut mask = Self::with_capacity(n);
-        for o in 0..outer {
-            // One f64 draw is one u64, two 32-bit words of the stream.
-            let first = (o * w.full + w.first) * inner;
-            rng.set_word_pos(2 * first as u128);
-            mask.push_draws(&mut rng, rows * inner, min);
-        }
-        mask
+        // Element e of the window is element `off` of outer index `o`'s rows, in the whole
+        // tensor `(o · full + first) · inner + off`, and the next `seg - off` follow it there.
+        let seg = rows * inner;
+        Self::draw_mapped(n, p, seed, |e| {
+            let (o, off) = (e / seg, e % seg);
+            ((o * w.full + w.first) * inner + off, seg - off)
+        })
     }
 
-    fn with_capacity(n: usize) -> Self {
-        Self {
-            words: Vec::with_capacity(n.div_ceil(64)),
-            len: 0,
-        }
-    }
-
-    /// Appends the flags of the next `count` u64 of the stream; `min` from [`keep_min`].
-    fn push_draws(&mut self, rng: &mut ChaCha12Rng, count: usize, min: u64) {
-        // Bytes in the stream's order: u64 `i` is bytes 8i..8i+8, little-endian, exactly what
-        // `next_u64` returns; 64 draws at a time.
-        let mut buf = [0u8; 8 * 64];
-        let mut left = count;
-        while left > 0 {
-            let m = left.min(64);
-            rng.fill_bytes(&mut buf[..8 * m]);
-            for c in buf[..8 * m].chunks_exact(8) {
-                let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-                self.push((x >> 11) >= min);
+    /// The mask of `n` elements whose flag `e` is draw `at(e).0` of the seed's stream, and
+    /// draws `at(e).0 + 1 ..` those of the next `at(e).1 - 1` elements.
+    fn draw_mapped(
+        n: usize,
+        p: f64,
+        seed: u64,
+        at: impl Fn(usize) -> (usize, usize) + Sync,
+    ) -> Self {
+        let min = keep_min(p);
+        let mut words = vec![0u64; n.div_ceil(64)];
+        let task = |(t, out): (usize, &mut [u64])| {
+            let (start, end) = (t * DRAWS_PER_TASK, n.min((t + 1) * DRAWS_PER_TASK));
+            let mut rng = ChaCha12Rng::seed_from_u64(seed);
+            // The stream's u64 in order, each exactly what `next_u64` returns.
+            let mut buf = [0u64; DRAWS_PER_FILL];
+            let mut e = start;
+            while e < end {
+                let (pos, run) = at(e);
+                // One f64 draw is one u64, two 32-bit words of the stream.
+                rng.set_word_pos(2 * pos as u128);
+                let mut left = run.min(end - e);
+                while left > 0 {
+                    let m = left.min(DRAWS_PER_FILL);
+                    rng.fill(&mut buf[..m]);
+                    let mut draws = &buf[..m];
+                    while !draws.is_empty() {
+                        // The flags up to the next word boundary, gathered in a register: set
+                        // in memory one by one, each waited for the previous store.
+                        let i = e - start;
+                        let take = draws.len().min(64 - i % 64);
+                        let mut word = 0u64;
+                        for (b, &x) in draws[..take].iter().enumerate() {
+                            word |= u64::from((x >> 11) >= min) << b;
+                        }
+                        out[i / 64] |= word << (i % 64);
+                        draws = &draws[take..];
+                        e += take;
+                    }
+                    left -= m;
+                }
             }
-            left -= m;
+        };
+        let words_per_task = DRAWS_PER_TASK / 64;
+        if n < PAR_MIN {
+            words.chunks_mut(words_per_task).enumerate().for_each(task);
+        } else {
+            words
+                .par_chunks_mut(words_per_task)
+                .enumerate()
+                .for_each(task);
         }
-    }
-
-    fn push(&mut self, keep: bool) {
-        let (word, bit) = (self.len / 64, self.len % 64);
-        if bit == 0 {
-            self.words.push(0);
-        }
-        self.words[word] |= u64::from(keep) << bit;
-        self.len += 1;
+        Self { words, len: n }
     }
 
     /// Elements in the mask.
@@ -139,15 +163,34 @@ impl KeepMask {
         (start..start + n).map(|i| self.get(i))
     }
 
-    /// `f(a[i], b[i])` for every kept element `i`, reading the flags a word (64 elements) at a
-    /// time: dropout's forward and backward are this loop.
-    pub(crate) fn for_each_kept<F: Copy>(&self, a: &mut [F], b: &[F], f: impl Fn(&mut F, F)) {
-        for ((ac, bc), &w) in a.chunks_mut(64).zip(b.chunks(64)).zip(&self.words) {
-            for (bit, (a, &b)) in ac.iter_mut().zip(bc).enumerate() {
-                if (w >> bit) & 1 == 1 {
-                    f(a, b);
+    /// `f(a[i], b[i], kept[i])` for every element `i`, reading the flags a word (64 elements)
+    /// at a time, in parallel over blocks of words when large: dropout's forward and backward
+    /// are this loop. Each element is its own `f`, so the order of the blocks changes nothing.
+    /// `f` gets the flag rather than being skipped on dropped elements: written as a select,
+    /// the loop has no branch to mispredict on a random mask.
+    pub(crate) fn zip_flags<F: Copy + Send + Sync>(
+        &self,
+        a: &mut [F],
+        b: &[F],
+        f: impl Fn(&mut F, F, bool) + Sync,
+    ) {
+        let block = |((ac, bc), ws): ((&mut [F], &[F]), &[u64])| {
+            crate::kernels::wide(|| {
+                for ((ac, bc), &w) in ac.chunks_mut(64).zip(bc.chunks(64)).zip(ws) {
+                    for (bit, (a, &b)) in ac.iter_mut().zip(bc).enumerate() {
+                        f(a, b, (w >> bit) & 1 == 1);
+                    }
                 }
-            }
+            })
+        };
+        let words_per_block = DRAWS_PER_TASK / 64;
+        if a.len() < PAR_MIN {
+            block(((a, b), &self.words));
+        } else {
+            a.par_chunks_mut(DRAWS_PER_TASK)
+                .zip(b.par_chunks(DRAWS_PER_TASK))
+                .zip(self.words.par_chunks(words_per_block))
+                .for_each(block);
         }
     }
 }
@@ -325,7 +368,9 @@ impl<F: Float> Tape<F> {
             Some(w) => KeepMask::draw_window(window_dims(&xv.shape), w, p, seed),
         };
         let mut data = zeros(xv.len());
-        keep.for_each_kept(&mut data, &xv.data, |o, v| *o = v * k);
+        keep.zip_flags(&mut data, &xv.data, |o, v, kept| {
+            *o = if kept { v * k } else { F::ZERO }
+        });
         let t = Tensor::from_vec(&xv.shape, data);
         self.push(Op::Dropout { x, p, keep }, t)
     }
@@ -442,7 +487,7 @@ pub(crate) fn dropout_backward<F: Float>(
         "dropout: mask and gradient sizes differ"
     );
     if let Some(d) = grads.slot(tape, x) {
-        keep.for_each_kept(d, g, |d, g| *d += g * k);
+        keep.zip_flags(d, g, |d, g, kept| *d = if kept { *d + g * k } else { *d });
     }
 }
 
