@@ -1203,3 +1203,43 @@ fn profiling_names_ops_and_changes_no_gradient() {
     }
     assert!(plain.profile().is_none());
 }
+
+#[test]
+fn large_broadcasts_run_in_parallel_blocks_and_read_the_right_elements() {
+    // Large enough for the parallel blocks of runs of the last axis: the mean-pooling weights'
+    // pattern ([B, L, D] × [B, L, 1]), a stretch of both sides, and a last axis of one.
+    for (sa, sb) in [
+        (vec![9, 70, 61], vec![9, 70, 1]),
+        (vec![9, 70, 61], vec![70, 1]),
+        (vec![9, 1, 61], vec![70, 1]),
+        (vec![40_000, 1], vec![1]),
+    ] {
+        let (a, b) = (u(&sa, -1.0, 1.0, 3), u(&sb, 0.5, 1.5, 4));
+        let mut t: Tape = Tape::new();
+        let (va, vb) = (t.leaf(a.clone()), t.leaf(b.clone()));
+        let m = t.mul(va, vb);
+        let out = t.shape(m).to_vec();
+        let n: usize = out.iter().product();
+        assert!(n >= 32_768, "{sa:?} × {sb:?} is not large");
+        // reference_add(a, 0·b) reads a at each output index, (0·a, b) reads b there.
+        let zero = |x: &Tensor| Tensor::from_vec(&x.shape, vec![0.0; x.len()]);
+        let (ra, rb) = (
+            reference_add(&a, &zero(&b), &out),
+            reference_add(&zero(&a), &b, &out),
+        );
+        let want: Vec<f64> = ra.iter().zip(&rb).map(|(&x, &y)| (x / 2.0) * y).collect();
+        assert_eq!(t.value(m).data, want, "{sa:?} × {sb:?}");
+        // The gradient through a weight per output element: when a is the output's shape,
+        // each of its elements gets exactly its weight times what it was multiplied by.
+        let c = u(&out, -1.0, 1.0, 5);
+        let vc = t.constant(c.clone());
+        let mc = t.mul(m, vc);
+        let s = t.sum(mc);
+        let g = t.backward(s);
+        if sa == out {
+            let want: Vec<f64> = c.data.iter().zip(&rb).map(|(&w, &y)| w * y).collect();
+            assert_eq!(g.get(va).unwrap().data, want, "d {sa:?}");
+        }
+        assert_eq!(g.get(vb).unwrap().shape, sb);
+    }
+}

@@ -45,21 +45,57 @@ pub(crate) fn for_each_broadcast(
     out: &[usize],
     a: &[usize],
     b: &[usize],
+    f: impl FnMut(usize, usize, usize),
+) {
+    let (rows, _) = runs(out);
+    broadcast_rows(out, a, b, 0..rows, f);
+}
+
+/// `out` as (rows, inner): runs of its last axis, the unit the broadcast loops step by.
+fn runs(out: &[usize]) -> (usize, usize) {
+    match out.split_last() {
+        None => (1, 1),
+        Some((&inner, lead)) => (lead.iter().product(), inner),
+    }
+}
+
+/// [`for_each_broadcast`] over the runs `rows` of `out`'s last axis only: an odometer over the
+/// leading axes once per run, and within a run constant steps in `a` and `b` (0 where that
+/// side is broadcast along the last axis, 1 where it is not).
+fn broadcast_rows(
+    out: &[usize],
+    a: &[usize],
+    b: &[usize],
+    rows: std::ops::Range<usize>,
     mut f: impl FnMut(usize, usize, usize),
 ) {
-    let n: usize = out.iter().product();
+    let (_, inner) = runs(out);
     if a == out && b == out {
-        (0..n).for_each(|i| f(i, i, i));
+        (rows.start * inner..rows.end * inner).for_each(|i| f(i, i, i));
         return;
     }
     let (sa, sb) = (strides_in(a, out), strides_in(b, out));
-    let r = out.len();
-    let mut idx = vec![0; r];
-    let (mut ia, mut ib) = (0, 0);
-    for i in 0..n {
-        f(i, ia, ib);
-        // odometer step: advance the last axis, carry into earlier ones
-        for d in (0..r).rev() {
+    let lead = out.len().saturating_sub(1);
+    let (ja, jb) = (
+        sa.get(lead).copied().unwrap_or(0),
+        sb.get(lead).copied().unwrap_or(0),
+    );
+    // The leading axes' index of the first run, and where it reads in a and b.
+    let mut idx = vec![0; lead];
+    let mut rest = rows.start;
+    for d in (0..lead).rev() {
+        idx[d] = rest % out[d];
+        rest /= out[d];
+    }
+    let mut ia: usize = (0..lead).map(|d| idx[d] * sa[d]).sum();
+    let mut ib: usize = (0..lead).map(|d| idx[d] * sb[d]).sum();
+    for row in rows {
+        let base = row * inner;
+        for j in 0..inner {
+            f(base + j, ia + j * ja, ib + j * jb);
+        }
+        // odometer step over the leading axes: advance the last, carry into earlier ones
+        for d in (0..lead).rev() {
             idx[d] += 1;
             ia += sa[d];
             ib += sb[d];
@@ -71,6 +107,33 @@ pub(crate) fn for_each_broadcast(
             idx[d] = 0;
         }
     }
+}
+
+/// `data[i] = f(i, ia, ib)` for every flat index `i` of `out` (`data` has its size), with the
+/// indices [`for_each_broadcast`] gives; in parallel over fixed blocks of runs when large. Each
+/// element is its own `f`, so the blocks change nothing.
+fn fill_broadcast<F: Float>(
+    out: &[usize],
+    a: &[usize],
+    b: &[usize],
+    data: &mut [F],
+    f: impl Fn(usize, usize, usize) -> F + Sync,
+) {
+    let (rows, inner) = runs(out);
+    if data.len() < PAR_MIN || inner == 0 {
+        broadcast_rows(out, a, b, 0..rows, |i, ia, ib| data[i] = f(i, ia, ib));
+        return;
+    }
+    let per = CHUNK.div_ceil(inner);
+    data.par_chunks_mut(per * inner)
+        .enumerate()
+        .for_each(|(t, chunk)| {
+            let (r0, first) = (t * per, t * per * inner);
+            let r1 = r0 + chunk.len() / inner;
+            broadcast_rows(out, a, b, r0..r1, |i, ia, ib| {
+                chunk[i - first] = f(i, ia, ib)
+            });
+        });
 }
 
 /// Undo broadcasting: `dst (shape) += g (out)` summed over the broadcast axes. Every element of
@@ -157,8 +220,8 @@ impl<F: Float> Tape<F> {
                 }
             }
         } else {
-            for_each_broadcast(&out, &x.shape, &y.shape, |i, ia, ib| {
-                data[i] = f(x.data[ia], y.data[ib])
+            fill_broadcast(&out, &x.shape, &y.shape, &mut data, |_, ia, ib| {
+                f(x.data[ia], y.data[ib])
             });
         }
         self.push(op, Tensor::from_vec(&out, data))
@@ -206,17 +269,17 @@ fn backward_with<F: Float>(
     out: &Tensor<F>,
     g: &[F],
     grads: &mut Grads<F>,
-    dfa: impl Fn(F, F, F) -> F,
-    dfb: impl Fn(F, F, F) -> F,
+    dfa: impl Fn(F, F, F) -> F + Sync,
+    dfb: impl Fn(F, F, F) -> F + Sync,
 ) {
     let (x, y) = (tape.value(a), tape.value(b));
-    for (v, df) in [(a, &dfa as &dyn Fn(F, F, F) -> F), (b, &dfb)] {
+    for (v, df) in [(a, &dfa as &(dyn Fn(F, F, F) -> F + Sync)), (b, &dfb)] {
         if !tape.needs_grad(v) {
             continue;
         }
         let mut full = zeros(out.len());
-        for_each_broadcast(&out.shape, &x.shape, &y.shape, |i, ia, ib| {
-            full[i] = df(g[i], x.data[ia], y.data[ib])
+        fill_broadcast(&out.shape, &x.shape, &y.shape, &mut full, |i, ia, ib| {
+            df(g[i], x.data[ia], y.data[ib])
         });
         let shape = &tape.value(v).shape;
         if let Some(d) = grads.slot(tape, v) {
