@@ -220,8 +220,9 @@ pub struct RunArgs {
     /// (the default prunes it; same results up to summation order, several times slower).
     #[arg(long)]
     pub no_prune: bool,
-    /// How the output layer starts: `bert` (the default: truncated N(0, 0.02²), bias 0) or
-    /// `glorot` (Glorot-uniform, bias 0.1: the paper's code).
+    /// How the output layer starts: `glorot` (Glorot-uniform, bias 0.1: the paper's code, and
+    /// `--preset paper`'s since its revision 2) or `bert` (truncated N(0, 0.02²), bias 0:
+    /// `--preset quick`'s, and the paper preset's before).
     #[arg(long)]
     pub head_init: Option<String>,
     /// Heads that get no position bias, comma-separated from 0 (the paper's code leaves heads

@@ -948,23 +948,24 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         from,
     );
     assert!(a.iter().all(|&x| x == 100.0));
-    // The two departures one at a time: AT5's seeds finished so far (a running run's folder,
-    // never committed, is passed over), what each reached, and the reading the notes give.
-    let alone = |set: &str| -> (String, Vec<f64>, String) {
+    // The two departures one at a time: each family's seeds finished so far (a running run's
+    // folder, never committed, is passed over), what each reached, and the reading the notes
+    // give.
+    let alone = |set: &str, bias: &str, places: usize| -> (String, Vec<f64>, String) {
         let done: Vec<(u32, Value)> = (1..=5)
             .map(|s| {
                 (
                     s,
                     Path::new("results")
                         .join(set)
-                        .join(format!("runs/reber-at5-s{s}")),
+                        .join(format!("runs/reber-{bias}-s{s}")),
                 )
             })
             .filter(|(_, d)| d.join("record.json").exists())
             .map(|(s, d)| (s, record(&d)))
             .filter(|(_, r)| r["status"] == "completed")
             .collect();
-        assert!(!done.is_empty(), "{set}: no finished AT5 run");
+        assert!(!done.is_empty(), "{set}: no finished {bias} run");
         let and = |xs: Vec<String>| match xs.split_last() {
             Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
             _ => xs.concat(),
@@ -973,7 +974,7 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         let tests: Vec<f64> = done.iter().map(|(_, r)| best_test(r)).collect();
         let cells = format!(
             "{} % test; best dev epochs {}",
-            and(tests.iter().map(|t| format!("{t:.1}")).collect()),
+            and(tests.iter().map(|t| format!("{t:.places$}")).collect()),
             and(done
                 .iter()
                 .map(|(_, r)| r["best"]["epoch"].to_string())
@@ -981,8 +982,8 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         );
         (seeds, tests, cells)
     };
-    let (init_seeds, init, init_cells) = alone("paper-head-init");
-    let (mask_seeds, mask, mask_cells) = alone("paper-head-mask");
+    let (init_seeds, init, init_cells) = alone("paper-head-init", "at5", 1);
+    let (mask_seeds, mask, mask_cells) = alone("paper-head-mask", "at5", 1);
     assert!(
         init.iter().all(|&t| t >= 99.0),
         "the Glorot output layer alone: {init:?}"
@@ -1000,6 +1001,182 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
              ({mask_cells})"
         ),
         "results/paper-head-{init,mask}/runs/reber-at5-s*",
+    );
+    let cell = |xs: &[f64]| {
+        let (m, s) = at5::report::mean_std(xs);
+        format!("{m:.1} ± {s:.1} %")
+    };
+    assert_eq!((init.len(), mask.len()), (5, 5), "the README counts 5 of 5");
+    says(
+        README,
+        &page(README),
+        &format!(
+            "with it alone AT5 solves Reber in 5 of 5 seeds ({}), with the head mask alone in \
+             none ({})",
+            cell(&init),
+            cell(&mask)
+        ),
+        "results/paper-head-{init,mask}/runs/reber-at5-s*",
+    );
+    says(
+        NOTES,
+        &notes,
+        &format!(
+            "(AT5 {} with it alone, {} with the mask alone)",
+            cell(&init),
+            cell(&mask)
+        ),
+        "results/paper-head-{init,mask}/runs/reber-at5-s*",
+    );
+    let biases_page = "docs/position-biases.md";
+    let paper_at5: Vec<f64> = records("results/paper", "reber-at5-s")
+        .iter()
+        .map(best_test)
+        .collect();
+    for line in [
+        format!(
+            "solved in 5 of 5 ({}, against {} under revision 1)",
+            cell(&init),
+            cell(&paper_at5)
+        ),
+        format!("leaves AT5 at chance in 5 of 5 seeds ({})", cell(&mask)),
+    ] {
+        says(
+            biases_page,
+            &page(biases_page),
+            &line,
+            "results/paper{,-head-init,-head-mask}/runs/reber-at5-s*",
+        );
+    }
+    let (init_seeds, _, init_cells) = alone("paper-head-init", "t5", 2);
+    let (mask_seeds, _, mask_cells) = alone("paper-head-mask", "t5", 2);
+    says(
+        NOTES,
+        &notes,
+        &format!(
+            "with the output layer alone seeds {init_seeds} ({init_cells}); with the head mask \
+             alone seeds {mask_seeds} ({mask_cells})"
+        ),
+        "results/paper-head-{init,mask}/runs/reber-t5-s*",
+    );
+    // Revision 2's Reber cells: the output layer alone, both families complete.
+    let (a2, t2): (Vec<f64>, Vec<f64>) = (
+        (1..=5)
+            .map(|s| {
+                best_test(&record(Path::new(&format!(
+                    "results/paper-head-init/runs/reber-at5-s{s}"
+                ))))
+            })
+            .collect(),
+        (1..=5)
+            .map(|s| {
+                best_test(&record(Path::new(&format!(
+                    "results/paper-head-init/runs/reber-t5-s{s}"
+                ))))
+            })
+            .collect(),
+    );
+    let cell2 = |xs: &[f64]| {
+        let (m, s) = at5::report::mean_std(xs);
+        format!("{m:.2} ± {s:.2} %")
+    };
+    let signed2 = |x: f64| format!("{x:+.2}").replace('-', "−");
+    let (d2, lo2, hi2) = at5::report::welch_interval(&a2, &t2).unwrap();
+    assert!(
+        lo2 > 0.0 && d2 < 0.1,
+        "the pages call it separated by a hair: {d2} [{lo2}, {hi2}]"
+    );
+    let rev2 = format!(
+        "AT5 {}, T5 {}, AT5 − T5 = {} [{}, {}]",
+        cell2(&a2),
+        cell2(&t2),
+        signed2(d2),
+        signed2(lo2),
+        signed2(hi2)
+    );
+    for page_path in [NOTES, README] {
+        says(
+            page_path,
+            &page(page_path),
+            &rev2,
+            "results/paper-head-init/runs/reber-{at5,t5}-s{1..5}",
+        );
+    }
+    // ... and in the set's own reading, with when each run first passed 90 % dev.
+    let init_page = "results/paper-head-init/README.md";
+    let first90 = |bias: &str| -> String {
+        let v: Vec<String> = (1..=5)
+            .map(|s| {
+                let r = record(Path::new(&format!(
+                    "results/paper-head-init/runs/reber-{bias}-s{s}"
+                )));
+                first_dev_at(&r, 0.9).to_string()
+            })
+            .collect();
+        let (last, rest) = v.split_last().unwrap();
+        format!("{} and {last}", rest.join(", "))
+    };
+    let t5_tests: Vec<String> = t2.iter().map(|t| format!("{t:.2}")).collect();
+    let (last, rest) = t5_tests.split_last().unwrap();
+    for line in [
+        format!(
+            "AT5 100.0 % test in every seed, T5 {} and {last} %: AT5 − T5 = {} [{}, {}]",
+            rest.join(", "),
+            signed2(d2),
+            signed2(lo2),
+            signed2(hi2)
+        ),
+        format!(
+            "dev first above 90 % at epochs {} (T5: {})",
+            first90("at5"),
+            first90("t5")
+        ),
+    ] {
+        says(
+            init_page,
+            &page(init_page),
+            &line,
+            "results/paper-head-init/runs/reber-{at5,t5}-s{1..5}",
+        );
+    }
+    assert!(a2.iter().all(|&x| x == 100.0));
+    let flat = "docs/why-at5-starts-flat.md";
+    let at5_first90 = (1..=5).map(|s| {
+        first_dev_at(
+            &record(Path::new(&format!(
+                "results/paper-head-init/runs/reber-at5-s{s}"
+            ))),
+            0.9,
+        ) as f64
+    });
+    says(
+        flat,
+        &page(flat),
+        &format!(
+            "leaves chance in 5 of 5 seeds (dev first above 90 % at epochs {};",
+            span(at5_first90, |x| format!("{x}"))
+        ),
+        "results/paper-head-init/runs/reber-at5-s{1..5}",
+    );
+    // The one T5 run at chance under the mask: dev within a point of 50 % nearly throughout.
+    let stuck = record(Path::new("results/paper-head-mask/runs/reber-t5-s1"));
+    let dev: Vec<f64> = stuck["epochs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["dev"]["accuracy"].as_f64().unwrap())
+        .collect();
+    let near = dev.iter().filter(|a| (*a - 0.5).abs() < 0.01).count();
+    says(
+        NOTES,
+        &notes,
+        &format!(
+            "dev within a point of 50 % in {near} of its {} epochs; {} at its best, epoch {}",
+            dev.len(),
+            pct(&stuck["best"]["dev"]["accuracy"]),
+            stuck["best"]["epoch"]
+        ),
+        "results/paper-head-mask/runs/reber-t5-s1",
     );
     // ... beside the paper preset's own Reber difference, from `results/paper/`'s records.
     let paper = |bias: &str| -> Vec<f64> {
@@ -1020,6 +1197,35 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         NOTES,
         &notes,
         &format!("at the paper preset the same difference is {paper_diff}, separated"),
+        "results/paper/runs/reber-{at5,t5}-s{1..5}",
+    );
+    let mask_page = "results/paper-head-mask/README.md";
+    let mask_t5: Vec<f64> = records("results/paper-head-mask", "reber-t5-s")
+        .iter()
+        .map(best_test)
+        .collect();
+    assert_eq!((mask.len(), mask_t5.len()), (5, 5));
+    let (dm, lom, him) = at5::report::welch_interval(&mask, &mask_t5).unwrap();
+    assert!(him < 0.0, "the page calls it separated against AT5");
+    says(
+        mask_page,
+        &page(mask_page),
+        &format!(
+            "AT5 {}, T5 {}, AT5 − T5 = {} [{}, {}], separated against AT5 — in `../paper/`, \
+             with a bias on every head, {paper_diff}",
+            cell(&mask),
+            cell(&mask_t5),
+            signed(dm),
+            signed(lom),
+            signed(him)
+        ),
+        "results/paper{,-head-mask}/runs/reber-{at5,t5}-s*",
+    );
+    let init_page = "results/paper-head-init/README.md";
+    says(
+        init_page,
+        &page(init_page),
+        &format!("(BERT's init) the same comparison is {paper_diff}, AT5 at chance"),
         "results/paper/runs/reber-{at5,t5}-s{1..5}",
     );
 }

@@ -683,6 +683,12 @@ fn difference_phrase_reads_the_interval() {
         difference_phrase(&[-1.0, 0.0, 1.0], &[4.0, 5.0, 6.0]),
         "-5.0 points, 95 % Welch interval [-7.3, -2.7] over 3 and 3 seeds: separated"
     );
+    // Two families a test example apart: one decimal would print `+0.0 [+0.0, +0.0]`. Here
+    // 0.032 ± 2.776·0.011/√5 = [+0.018, +0.046].
+    assert_eq!(
+        difference_phrase(&[100.0; 5], &[99.96, 99.96, 99.98, 99.98, 99.96]),
+        "+0.03 points, 95 % Welch interval [+0.02, +0.05] over 5 and 5 seeds: separated"
+    );
     assert_eq!(
         difference_phrase(&[84.0], &[85.0, 86.0]),
         "-1.5 points, too few seeds for an interval"

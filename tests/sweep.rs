@@ -26,11 +26,7 @@ fn tiny_plan() -> Plan {
         .iter()
         .map(|b| RunSpec::new("lagk-tiny", tiny(TaskKind::LagK, dial, b, 1)))
         .collect();
-    Plan {
-        experiment: "reproduce".into(),
-        preset: "quick".into(),
-        specs,
-    }
+    Plan::new("reproduce", "quick", specs)
 }
 
 #[test]
@@ -403,4 +399,60 @@ fn every_committed_finished_run_is_recognised_by_its_plan() {
         recognised >= 200,
         "only {recognised} finished runs found under results/"
     );
+}
+
+/// The paper preset changed its output layer's init in revision 2. A plan written before says
+/// no revision: its runs read as they were planned (`--head-init bert` spelled out), so its
+/// finished runs stay finished; the same command today plans other runs, and is refused there
+/// rather than training over them; a plan written now records its revision.
+#[test]
+fn a_plan_of_an_older_preset_revision_keeps_its_runs() {
+    let root = std::path::Path::new("results/paper");
+    let file = std::fs::read_to_string(root.join("plan-reproduce.json")).unwrap();
+    let raw: serde_json::Value = serde_json::from_str(&file).unwrap();
+    assert!(raw.get("revision").is_none(), "written before revisions");
+    let old: Plan = serde_json::from_str(&file).unwrap();
+    assert_eq!(old.specs.len(), 140);
+    for s in &old.specs {
+        assert_eq!(s.run.head_init, Some(at5::nn::OutputInit::Bert), "{}", s.id);
+        assert!(
+            s.flags().join(" ").ends_with("--head-init bert"),
+            "{}",
+            s.id
+        );
+        assert!(
+            sweep::finished(root, s).is_some(),
+            "{} no longer finished",
+            s.id
+        );
+    }
+    let biases: Vec<String> = ["none", "t5", "t5-nob", "at5", "at5-nob", "alibi", "fire"]
+        .map(String::from)
+        .to_vec();
+    let mut now = reproduce::plan(Preset::Paper, 5, &biases);
+    let glorot = now.specs[0].config().unwrap();
+    assert_eq!(glorot.model.head.init, at5::nn::OutputInit::Glorot);
+    let refused = sweep::check_plan(root, &now).unwrap_err();
+    assert!(refused.contains("--head-init bert"), "{refused}");
+    sweep::add_flags(&mut now, "--head-init bert").unwrap();
+    sweep::check_plan(root, &now).unwrap();
+    assert_eq!(
+        reproduce::command(&old).unwrap(),
+        "cargo run --release -- --preset paper --seeds 5 --biases \
+         none,t5,t5-nob,at5,at5-nob,alibi,fire --train-flags \"--head-init bert\""
+    );
+
+    let written = serde_json::to_value(&now).unwrap();
+    assert_eq!(written["revision"], at5::train::PAPER_REVISION);
+    let mut future = written.clone();
+    future["revision"] = (at5::train::PAPER_REVISION + 1).into();
+    let err = serde_json::from_value::<Plan>(future)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("plan revision"), "{err}");
+    // A quick plan is what it was in every revision.
+    let mut quick = serde_json::to_value(tiny_plan()).unwrap();
+    quick.as_object_mut().unwrap().remove("revision");
+    let quick: Plan = serde_json::from_value(quick).unwrap();
+    assert!(quick.specs.iter().all(|s| s.run.head_init.is_none()));
 }

@@ -37,11 +37,7 @@ pub fn plan(preset: Preset, seeds: u64, biases: &[String]) -> Plan {
             }
         }
     }
-    Plan {
-        experiment: "extrapolate".into(),
-        preset: preset.name().into(),
-        specs,
-    }
+    Plan::new("extrapolate", preset.name(), specs)
 }
 
 /// Test accuracy (%) at each length factor, cached beside the run.

@@ -71,11 +71,7 @@ pub fn plan(preset: Preset, seeds: u64, lag_epochs: usize) -> Plan {
             }
         }
     }
-    Plan {
-        experiment: "init-study".into(),
-        preset: preset.name().into(),
-        specs,
-    }
+    Plan::new("init-study", preset.name(), specs)
 }
 
 /// The first epoch whose dev accuracy reaches 95 % of the last epoch's, counted from 1.

@@ -82,11 +82,7 @@ pub fn plan(
             }
         }
     }
-    Plan {
-        experiment: "sweep".into(),
-        preset: preset.name().into(),
-        specs,
-    }
+    Plan::new("sweep", preset.name(), specs)
 }
 
 /// The range a group name encodes.

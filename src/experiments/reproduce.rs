@@ -45,11 +45,7 @@ pub fn plan(preset: Preset, seeds: u64, biases: &[String]) -> Plan {
             }
         }
     }
-    Plan {
-        experiment: "reproduce".into(),
-        preset: preset.name().into(),
-        specs,
-    }
+    Plan::new("reproduce", preset.name(), specs)
 }
 
 /// The rows of [`TASKS`] that `plan` has runs of, in table order.

@@ -112,16 +112,71 @@ pub fn add_flags(plan: &mut Plan, extra: &str) -> Result<(), String> {
 
 /// The written plan of a sweep, so `merge` knows what belongs to it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(try_from = "StoredPlan")]
 pub struct Plan {
     /// The binary that wrote the plan (`reproduce`, `sweep`, ...).
     pub experiment: String,
     /// The preset it ran with.
     pub preset: String,
+    /// Which revision of the paper preset its runs' flags mean ([`at5::train::PAPER_REVISION`]
+    /// when written now; 1 for a plan written before revisions were recorded).
+    pub revision: u32,
     /// Every run of the experiment.
     pub specs: Vec<RunSpec>,
 }
 
+/// A [`Plan`] as its file holds it: `revision` absent in plans written before it existed.
+#[derive(Deserialize)]
+struct StoredPlan {
+    experiment: String,
+    preset: String,
+    #[serde(default = "first_revision")]
+    revision: u32,
+    specs: Vec<RunSpec>,
+}
+
+fn first_revision() -> u32 {
+    1
+}
+
+impl TryFrom<StoredPlan> for Plan {
+    type Error = String;
+    /// Reads an older plan in today's terms: its runs keep the settings they were planned with,
+    /// spelled out where the paper preset has since changed, so its finished runs stay finished
+    /// and its unfinished ones resume as they began.
+    fn try_from(p: StoredPlan) -> Result<Plan, String> {
+        let now = at5::train::PAPER_REVISION;
+        if p.revision == 0 || p.revision > now {
+            return Err(format!(
+                "plan revision {}: this version reads revisions 1 to {now}; use the version \
+                 that wrote it",
+                p.revision
+            ));
+        }
+        let mut specs = p.specs;
+        for s in &mut specs {
+            at5::train::pin_paper_revision(&mut s.run, p.revision);
+        }
+        Ok(Plan {
+            experiment: p.experiment,
+            preset: p.preset,
+            revision: now,
+            specs,
+        })
+    }
+}
+
 impl Plan {
+    /// The plan of `experiment`'s runs `specs` under `preset`, in the current revision.
+    pub fn new(experiment: &str, preset: &str, specs: Vec<RunSpec>) -> Plan {
+        Plan {
+            experiment: experiment.into(),
+            preset: preset.into(),
+            revision: at5::train::PAPER_REVISION,
+            specs,
+        }
+    }
+
     /// The finished records of row `group`, column `bias`, in plan order (`recs[k]` is the
     /// record of `specs[k]`, `None` where unfinished).
     pub fn runs<'a>(

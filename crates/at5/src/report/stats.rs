@@ -55,9 +55,16 @@ pub fn difference_phrase(a: &[f64], b: &[f64]) -> String {
             } else {
                 "not separated"
             };
+            // One decimal, or two where one would print the interval as a single point (e.g.
+            // `+0.0 [+0.0, +0.0]` for two families within a test example of each other).
+            let places = if format!("{lo:+.1}") == format!("{hi:+.1}") {
+                2
+            } else {
+                1
+            };
             format!(
-                "{diff:+.1} points, 95 % Welch interval [{lo:+.1}, {hi:+.1}] over {} and {} seeds: \
-                 {verdict}",
+                "{diff:+.places$} points, 95 % Welch interval [{lo:+.places$}, {hi:+.places$}] \
+                 over {} and {} seeds: {verdict}",
                 a.len(),
                 b.len()
             )

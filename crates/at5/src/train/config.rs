@@ -198,13 +198,18 @@ fn first_difference(
         }
         let keys = x.keys().chain(y.keys().filter(|k| !x.contains_key(*k)));
         for k in keys {
-            let null = serde_json::Value::Null;
             let at = if path.is_empty() {
                 k.clone()
             } else {
                 format!("{path}.{k}")
             };
-            let found = first_difference(x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null), &at);
+            // A setting left out of one config holds its default there (see `id`).
+            let found = match (x.get(k), y.get(k)) {
+                (Some(a), Some(b)) => first_difference(a, b, &at),
+                (Some(a), None) => Some((at, a.to_string(), "its default".into())),
+                (None, Some(b)) => Some((at, "its default".into(), b.to_string())),
+                (None, None) => None,
+            };
             if found.is_some() {
                 return found;
             }
