@@ -1029,10 +1029,7 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         "results/paper-head-{init,mask}/runs/reber-at5-s*",
     );
     let biases_page = "docs/position-biases.md";
-    let paper_at5: Vec<f64> = records("results/paper", "reber-at5-s")
-        .iter()
-        .map(best_test)
-        .collect();
+    let paper_at5 = best_tests("results/paper", "reber-at5-s");
     for line in [
         format!(
             "solved in 5 of 5 ({}, against {} under revision 1)",
@@ -1160,12 +1157,7 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
     );
     // The one T5 run at chance under the mask: dev within a point of 50 % nearly throughout.
     let stuck = record(Path::new("results/paper-head-mask/runs/reber-t5-s1"));
-    let dev: Vec<f64> = stuck["epochs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["dev"]["accuracy"].as_f64().unwrap())
-        .collect();
+    let dev = dev_accuracies(&stuck);
     let near = dev.iter().filter(|a| (*a - 0.5).abs() < 0.01).count();
     says(
         NOTES,
@@ -1200,10 +1192,7 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         "results/paper/runs/reber-{at5,t5}-s{1..5}",
     );
     let mask_page = "results/paper-head-mask/README.md";
-    let mask_t5: Vec<f64> = records("results/paper-head-mask", "reber-t5-s")
-        .iter()
-        .map(best_test)
-        .collect();
+    let mask_t5 = best_tests("results/paper-head-mask", "reber-t5-s");
     assert_eq!((mask.len(), mask_t5.len()), (5, 5));
     let (dm, lom, him) = at5::report::welch_interval(&mask, &mask_t5).unwrap();
     assert!(him < 0.0, "the page calls it separated against AT5");
@@ -1258,6 +1247,21 @@ fn records(dir: &str, prefix: &str) -> Vec<Value> {
 
 fn best_test(rec: &Value) -> f64 {
     100.0 * rec["best"]["test"]["accuracy"].as_f64().unwrap()
+}
+
+/// A record's dev accuracy per epoch.
+fn dev_accuracies(rec: &Value) -> Vec<f64> {
+    rec["epochs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["dev"]["accuracy"].as_f64().unwrap())
+        .collect()
+}
+
+/// The best-dev test accuracy (%) of every record under `dir/runs/` named `prefix*`.
+fn best_tests(dir: &str, prefix: &str) -> Vec<f64> {
+    records(dir, prefix).iter().map(best_test).collect()
 }
 
 /// The share of a standard normal truncated at ±2 (the init's) that lies below `t`, by
@@ -1911,12 +1915,7 @@ fn the_reber_numbers_of_the_flat_start_page_are_the_committed_records() {
     says(FLAT, &flat, &line, "results/paper-alive");
     // std 0.1, seed 1: when it leaves chance
     let std01 = record(Path::new("results/paper-std01/runs/reber-at5-s1"));
-    let dev: Vec<f64> = std01["epochs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["dev"]["accuracy"].as_f64().unwrap())
-        .collect();
+    let dev = dev_accuracies(&std01);
     let first = |t: f64| dev.iter().position(|&a| a >= t).unwrap() + 1;
     let line = format!(
         "stays at chance to epoch {}, passes 60 % dev at epoch {} and 90 % at {}, and reaches \
