@@ -21,11 +21,12 @@ pub const SETTINGS: [(&str, &str); 4] = [
     ("adding-100", "--task adding --bias at5 --preset paper"),
 ];
 
-/// The variants of each setting: the paper's std, the config file's, and (where the model has
-/// 8 heads) the original code's output layer and head mask.
+/// The variants of each setting: the paper's std, the config file's (both with the output layer
+/// of the paper preset's revision 1, BERT's), and (where the model has 8 heads) the original
+/// code's output layer and head mask.
 pub const VARIANTS: [(&str, &str); 3] = [
-    ("std 0.01", "--init-std 0.01"),
-    ("std 0.1", "--init-std 0.1"),
+    ("std 0.01", "--init-std 0.01 --head-init bert"),
+    ("std 0.1", "--init-std 0.1 --head-init bert"),
     (
         "std 0.01, original head",
         "--init-std 0.01 --head-init glorot --unbiased-heads 6,7",
