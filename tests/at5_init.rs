@@ -140,7 +140,7 @@ fn a_committed_quick_record_is_still_recognised_as_finished() {
     let plan = at5_app::experiments::reproduce::plan(Preset::Paper, 5, &biases);
     for id in ["adding-100-at5-s1", "adding-100-at5-s5"] {
         let mut spec = plan.specs.iter().find(|s| s.id == id).unwrap().clone();
-        at5::train::pin_paper_revision(&mut spec.run, 1);
+        spec.run.pin_paper_revision(1);
         let cfg = spec.config().unwrap();
         assert!(
             at5_app::sweep::finished_in(&spec.dir(root), &cfg).is_some(),

@@ -155,7 +155,7 @@ impl TryFrom<StoredPlan> for Plan {
         }
         let mut specs = p.specs;
         for s in &mut specs {
-            at5::train::pin_paper_revision(&mut s.run, p.revision);
+            s.run.pin_paper_revision(p.revision);
         }
         Ok(Plan {
             experiment: p.experiment,

@@ -26,10 +26,7 @@ pub use diagnostics::{BiasDiagnostics, GradNorms, diagnose};
 pub use fingerprint::DataFingerprint;
 pub use metrics::{EVAL_BATCH, Metrics, argmax, evaluate};
 pub use pooling::{pooled_query, pooling_for};
-pub use preset::{
-    Dial, PAPER_REVISION, Preset, bias_for, pin_paper_revision, preset_config, task_config,
-    task_length,
-};
+pub use preset::{Dial, PAPER_REVISION, Preset, bias_for, preset_config, task_config, task_length};
 pub use prior::{
     HeadSummary, PriorReport, compare_priors, prior_by_epoch, prior_report, prior_series,
 };

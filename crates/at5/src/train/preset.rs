@@ -34,8 +34,8 @@ impl Preset {
 }
 
 /// The paper preset's revision: what `--preset paper` means today. Plans record the revision
-/// they were written under, and [`pin_paper_revision`] spells out what an older one meant, so
-/// a run planned then is still the same run.
+/// they were written under, and [`super::RunRequest::pin_paper_revision`] spells out what an
+/// older one meant, so a run planned then is still the same run.
 ///
 /// 1. The output layer starts as every other Linear (truncated N(0, 0.02²), bias 0).
 /// 2. The output layer starts as the original code's classifier: Glorot-uniform, bias 0.1. With
@@ -43,14 +43,6 @@ impl Preset {
 ///    with the original's it solves Reber in 5 of 5, so revision 1 reversed the paper's Reber
 ///    verdict by a departure of its own.
 pub const PAPER_REVISION: u32 = 2;
-
-/// Spells out in `run` what `--preset paper` meant in `revision`, where today's preset means
-/// something else; a setting the run gives itself is kept.
-pub fn pin_paper_revision(run: &mut super::RunRequest, revision: u32) {
-    if run.preset == Preset::Paper && revision < 2 && run.head_init.is_none() {
-        run.head_init = Some(OutputInit::Bert);
-    }
-}
 
 /// The task's dial: Adding's T, lag-k's L and k.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

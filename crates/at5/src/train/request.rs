@@ -179,6 +179,14 @@ impl RunRequest {
         }
     }
 
+    /// Spells out what `--preset paper` meant in `revision` (see [`super::PAPER_REVISION`]),
+    /// where today's preset means something else; a setting the request gives itself is kept.
+    pub fn pin_paper_revision(&mut self, revision: u32) {
+        if self.preset == Preset::Paper && revision < 2 && self.head_init.is_none() {
+            self.head_init = Some(OutputInit::Bert);
+        }
+    }
+
     /// This request with the task's length (and lag) set by `dial`.
     pub fn with_dial(self, dial: Dial) -> RunRequest {
         RunRequest {
