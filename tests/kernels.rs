@@ -207,7 +207,7 @@ fn packing_gemm_paths_agree_bit_for_bit() {
     }
 }
 
-/// The row-parallel packing GEMM (row blocks sharing each packed k-block of B) gives the
+/// The row-parallel packing GEMM (row blocks sharing B, packed once) gives the
 /// one-task product's bits on every path, at one and two threads, for row blocks that are and
 /// are not multiples of the register tile's height, past one k-block, with either operand
 /// transposed.

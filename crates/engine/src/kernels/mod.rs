@@ -317,8 +317,8 @@ fn packed_geometry(kernel: Kernel) -> &'static x86::packed::Geometry {
 }
 
 /// [`sgemm_on`] of all of C in parallel, in row blocks of `rows` (the same outputs, bit for
-/// bit, as one call per block). On the x86 vector paths the blocks share each packed k-block
-/// of B instead of each packing all of B.
+/// bit, as one call per block). On the x86 vector paths B is packed once, all its k-blocks in
+/// one parallel pass, and shared by the blocks instead of each packing all of B.
 #[allow(clippy::too_many_arguments)]
 pub fn sgemm_rows_on(
     kernel: Kernel,

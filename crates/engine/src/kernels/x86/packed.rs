@@ -169,9 +169,9 @@ unsafe impl<T> Send for Shared<T> {}
 // SAFETY: as above.
 unsafe impl<T> Sync for Shared<T> {}
 
-/// [`sgemm`] of all of C in parallel, cut into row blocks of `rows`: each k-block of B is
-/// packed once (its panels in parallel) and shared by the row blocks, instead of every block
-/// packing all of B again. Every output is computed exactly as [`sgemm`] computes it.
+/// [`sgemm`] of all of C in parallel, cut into row blocks of `rows`: B is packed once (its
+/// panels in parallel) and shared by the row blocks, instead of every block packing all of B
+/// again. Every output is computed exactly as [`sgemm`] computes it.
 ///
 /// # Safety
 /// As [`sgemm`]'s.
@@ -192,69 +192,51 @@ pub(in crate::kernels) unsafe fn sgemm_rows(
         // SAFETY: as the caller guarantees.
         return unsafe { sgemm(g, (m, k, n), a, (rsa, csa), b, (rsb, csb), beta, c, rsc) };
     }
-    let kc_max = GEMM_KC.min(k);
+    // Every k-block of a column block of B, each `GEMM_KC` deep but the last.
     let nc_max = g.nc.min(n.next_multiple_of(g.nr));
+    let len = k.div_ceil(GEMM_KC) * GEMM_KC.min(k) * nc_max;
+    let args = ((m, k, n), a, (rsa, csa), b, (rsb, csb), beta, c, rsc, rows);
     // The calling thread's buffer, unless a product it is waiting for holds it already (a
     // thread that waits for rayon tasks may run another product's meanwhile).
     SHARED_B.with(|cell| match cell.try_borrow_mut() {
         Ok(mut v) => {
-            let pb = aligned(&mut v, nc_max * kc_max);
-            // SAFETY: as the caller guarantees; `pb` holds a k-block of B's panels.
-            unsafe {
-                rows_on(
-                    g,
-                    (m, k, n),
-                    a,
-                    (rsa, csa),
-                    b,
-                    (rsb, csb),
-                    beta,
-                    c,
-                    rsc,
-                    rows,
-                    pb,
-                )
-            }
+            let pb = aligned(&mut v, len);
+            // SAFETY: as the caller guarantees; `pb` holds a column block of all of B.
+            unsafe { rows_on(g, args, pb) }
         }
         Err(_) => {
             let mut v = Vec::new();
-            let pb = aligned(&mut v, nc_max * kc_max);
+            let pb = aligned(&mut v, len);
             // SAFETY: as above.
-            unsafe {
-                rows_on(
-                    g,
-                    (m, k, n),
-                    a,
-                    (rsa, csa),
-                    b,
-                    (rsb, csb),
-                    beta,
-                    c,
-                    rsc,
-                    rows,
-                    pb,
-                )
-            }
+            unsafe { rows_on(g, args, pb) }
         }
     })
 }
 
-/// [`sgemm_rows`] with B's packed k-block in `pb` (`GEMM_KC × nc` floats).
+/// The arguments of [`rows_on`]: [`sgemm_rows`]'s, in its order.
+type RowsArgs = (
+    (usize, usize, usize),
+    *const f32,
+    (usize, usize),
+    *const f32,
+    (usize, usize),
+    f32,
+    *mut f32,
+    usize,
+    usize,
+);
+
+/// [`sgemm_rows`] with a buffer `pb` for a column block of all of B.
+///
+/// Per column block of B, two parallel passes: every k-block's panels packed, then each task
+/// runs all k-blocks over its rows (one fork-join per pass: per k-block, the joins of a tall-k
+/// product cost a sixth of it).
 ///
 /// # Safety
 /// As [`sgemm`]'s; `pb` is writable and overlaps no operand.
-#[allow(clippy::too_many_arguments)]
 unsafe fn rows_on(
     g: &Geometry,
-    (m, k, n): (usize, usize, usize),
-    a: *const f32,
-    (rsa, csa): (usize, usize),
-    b: *const f32,
-    (rsb, csb): (usize, usize),
-    beta: f32,
-    c: *mut f32,
-    rsc: usize,
-    rows: usize,
+    ((m, k, n), a, (rsa, csa), b, (rsb, csb), beta, c, rsc, rows): RowsArgs,
     pb: *mut f32,
 ) {
     use rayon::prelude::*;
@@ -265,29 +247,32 @@ unsafe fn rows_on(
     let (a, b, c) = (Shared(a), Shared(b), Shared(c));
     for jc in (0..n).step_by(nc_max) {
         let nc = nc_max.min(n - jc);
-        for (block, pc) in (0..k).step_by(GEMM_KC).enumerate() {
+        let panels = nc.div_ceil(nr);
+        // k-block `block` starts at `block · GEMM_KC · nc.next_multiple_of(nr)` in the buffer,
+        // its panels `kc × nr` each, as `sgemm` lays out its one block.
+        let block_len = kc_max * panels * nr;
+        let blocks = k.div_ceil(GEMM_KC);
+        (0..blocks * panels).into_par_iter().for_each(|t| {
+            let (block, q) = (t / panels, t % panels);
+            let pc = block * GEMM_KC;
             let kc = kc_max.min(k - pc);
-            (0..nc.div_ceil(nr)).into_par_iter().for_each(|q| {
-                let j = q * nr;
-                // SAFETY: the panel lies inside B and the buffer; panels are disjoint.
-                unsafe {
-                    let src = b.get().add(pc * rsb + (jc + j) * csb);
-                    pack(
-                        kc,
-                        src,
-                        (rsb, csb),
-                        nr.min(nc - j),
-                        nr,
-                        pb.get().add(q * nr * kc),
-                    );
-                }
-            });
-            let scale = if block == 0 { beta } else { 1.0 };
-            (0..m.div_ceil(rows)).into_par_iter().for_each(|t| {
-                let (r0, r1) = (t * rows, m.min(t * rows + rows));
-                let mc_max = g.mc.min((r1 - r0).next_multiple_of(mr));
-                BUFFERS.with_borrow_mut(|(va, _)| {
-                    let pa = aligned(va, mc_max * kc_max);
+            let j = q * nr;
+            // SAFETY: the panel lies inside B and the buffer; panels are disjoint.
+            unsafe {
+                let src = b.get().add(pc * rsb + (jc + j) * csb);
+                let dst = pb.get().add(block * block_len + q * nr * kc);
+                pack(kc, src, (rsb, csb), nr.min(nc - j), nr, dst);
+            }
+        });
+        (0..m.div_ceil(rows)).into_par_iter().for_each(|t| {
+            let (r0, r1) = (t * rows, m.min(t * rows + rows));
+            let mc_max = g.mc.min((r1 - r0).next_multiple_of(mr));
+            BUFFERS.with_borrow_mut(|(va, _)| {
+                let pa = aligned(va, mc_max * kc_max);
+                for (block, pc) in (0..k).step_by(GEMM_KC).enumerate() {
+                    let kc = kc_max.min(k - pc);
+                    let scale = if block == 0 { beta } else { 1.0 };
+                    let pbk = pb.get().wrapping_add(block * block_len);
                     for ic in (r0..r1).step_by(mc_max) {
                         let mc = mc_max.min(r1 - ic);
                         for (q, i) in (0..mc).step_by(mr).enumerate() {
@@ -300,12 +285,12 @@ unsafe fn rows_on(
                         // SAFETY: B's panels are packed; this task's rows of C are its own.
                         unsafe {
                             let cb = c.get().add(ic * rsc + jc);
-                            tiles(g, (mc, kc, nc), pa, pb.get(), cb, rsc, scale);
+                            tiles(g, (mc, kc, nc), pa, pbk, cb, rsc, scale);
                         }
                     }
-                });
+                }
             });
-        }
+        });
     }
 }
 
