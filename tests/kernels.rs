@@ -2,8 +2,8 @@
 //! shapes and tails; `AT5_KERNEL` picks a path or is refused with one line and code 2.
 use at5::Tensor;
 use at5::kernels::{
-    self, Kernel, dot_lanes_on, exp_f32, exp_on, gemm_rows_on, sgemm_on, sgemm_rows_on,
-    sum_lanes_on,
+    self, Kernel, dot_lanes_on, exp_f32, exp_on, gemm_rows_on, sgemm_fresh, sgemm_on,
+    sgemm_rows_on, sum_lanes_on,
 };
 
 mod common;
@@ -265,6 +265,57 @@ fn row_parallel_gemm_matches_one_task_at_any_thread_count() {
                                 kernel.name()
                             );
                         }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A product written into a new buffer (no zeros first) is the beta-0 product's bits, on every
+/// path, in one task and in row blocks, across several k-blocks and column blocks, with edge
+/// tiles; paths that cannot write every output first decline.
+#[test]
+fn fresh_output_gemm_is_the_beta_zero_product() {
+    let mut paths = vector_paths();
+    paths.push(Kernel::Portable);
+    for &(m, k, n) in &[
+        (200, 300, 100),
+        (97, 600, 50),
+        (64, 256, 769),
+        (40, 1, 1600),
+    ] {
+        for (ta, tb) in [(false, false), (true, false), (false, true)] {
+            let a = uniform(m * k, 11);
+            let b = uniform(k * n, 12);
+            let sa = if ta { (1, m) } else { (k, 1) };
+            let sb = if tb { (1, k) } else { (n, 1) };
+            let mut want = vec![f32::NAN; m * n];
+            sgemm_on(
+                Kernel::Portable,
+                (m, k, n),
+                &a,
+                sa,
+                &b,
+                sb,
+                0.0,
+                &mut want,
+                n,
+            );
+            for &kernel in &paths {
+                for rows in [None, Some(17), Some(40), Some(64)] {
+                    let got = sgemm_fresh(kernel, (m, k, n), &a, sa, &b, sb, rows);
+                    let packs = kernel != Kernel::Portable
+                        && kernel != Kernel::Neon
+                        && rows.unwrap_or(m) > kernels::FEW_ROWS;
+                    assert_eq!(got.is_some(), packs, "{} rows {rows:?}", kernel.name());
+                    if let Some(c) = got {
+                        assert_eq!(
+                            bits(&c),
+                            bits(&want),
+                            "{} at {m}x{k}x{n}, ta {ta}, tb {tb}, rows {rows:?}",
+                            kernel.name()
+                        );
                     }
                 }
             }

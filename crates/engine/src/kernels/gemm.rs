@@ -117,3 +117,32 @@ pub(crate) fn gemm<F: Kernels>(
         }
     }
 }
+
+/// `op(A) op(B)` as a new `[m, n]` buffer: [`gemm`] at beta 0, the same bits, but on the paths
+/// that write every output before reading any (see [`super::sgemm_fresh`]) without zeroing the
+/// buffer first.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_new<F: Kernels>(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[F],
+    ta: bool,
+    b: &[F],
+    tb: bool,
+    parallel: bool,
+) -> Vec<F> {
+    assert!(a.len() >= m * k && b.len() >= k * n);
+    let sa = if ta { (1, m) } else { (k, 1) };
+    let sb = if tb { (1, k) } else { (n, 1) };
+    let fresh = match split(m, k, n, parallel) {
+        Split::None => F::gemm_fresh((m, k, n), a, sa, b, sb, None),
+        Split::Rows(rows) => F::gemm_fresh((m, k, n), a, sa, b, sb, Some(rows)),
+        Split::Depth(_) => None,
+    };
+    fresh.unwrap_or_else(|| {
+        let mut c = zeros(m * n);
+        gemm(m, k, n, a, ta, b, tb, &mut c, F::ZERO, parallel);
+        c
+    })
+}

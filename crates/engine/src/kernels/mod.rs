@@ -26,7 +26,7 @@ mod x86;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 
-pub(crate) use gemm::gemm;
+pub(crate) use gemm::{gemm, gemm_new};
 pub use layout::{add_transposed, transpose};
 pub use portable::exp_f32;
 
@@ -307,6 +307,62 @@ pub fn sgemm_on(
     }
 }
 
+/// `C = op(A) op(B)` into a new `[m, n]` buffer on the x86 packing GEMM: the bits of
+/// [`sgemm_on`] (`rows` `None`) or [`sgemm_rows_on`] (row blocks of `rows`) at beta 0, without
+/// first writing zeros that the product overwrites. At beta 0 the packing GEMM writes every
+/// output of C in its first k-block and reads none before; filling a fresh output with zeros
+/// first cost a tenth of a forward product at the model's shapes (the buffers are larger than
+/// L2). `None` where another path runs the product: the caller fills zeros and calls it.
+pub fn sgemm_fresh(
+    kernel: Kernel,
+    (m, k, n): (usize, usize, usize),
+    a: &[f32],
+    sa: (usize, usize),
+    b: &[f32],
+    sb: (usize, usize),
+    rows: Option<usize>,
+) -> Option<Vec<f32>> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let packed = matches!(kernel, Kernel::Avx2 | Kernel::Avx512)
+            && m * k * n > 0
+            && rows.unwrap_or(m).max(1) > FEW_ROWS;
+        if packed {
+            check_available(kernel);
+            check_matrix(a.len(), (m, k), sa, "gemm: A");
+            check_matrix(b.len(), (k, n), sb, "gemm: B");
+            let geometry = packed_geometry(kernel);
+            let mut c = Vec::<f32>::with_capacity(m * n);
+            let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+            // SAFETY: A and B lie inside their slices (checked above); C is a new allocation of
+            // m·n floats, row stride n, overlapping neither; the CPU has the path's features.
+            // At beta 0 both drivers write all m·n outputs before reading any (module docs of
+            // `x86::packed`), so every element is initialised when the length is set.
+            unsafe {
+                match rows {
+                    None => x86::packed::sgemm(geometry, (m, k, n), ap, sa, bp, sb, 0.0, cp, n),
+                    Some(r) => x86::packed::sgemm_rows(
+                        geometry,
+                        (m, k, n),
+                        ap,
+                        sa,
+                        bp,
+                        sb,
+                        0.0,
+                        cp,
+                        n,
+                        r.max(1),
+                    ),
+                }
+                c.set_len(m * n);
+            }
+            return Some(c);
+        }
+    }
+    let _ = (kernel, (m, k, n), a, sa, b, sb, rows);
+    None
+}
+
 /// The packing GEMM's register tile and blocks on an x86 vector path.
 #[cfg(target_arch = "x86_64")]
 fn packed_geometry(kernel: Kernel) -> &'static x86::packed::Geometry {
@@ -541,6 +597,18 @@ pub trait Kernels:
                 Self::gemm((ch.len() / n, k, n), a, sa, b, sb, beta, ch, n)
             });
     }
+    /// [`sgemm_fresh`] on the process's path; `None` (the default) where zeros and
+    /// [`Self::gemm`] or [`Self::gemm_by_rows`] run the product instead.
+    fn gemm_fresh(
+        _mkn: (usize, usize, usize),
+        _a: &[Self],
+        _sa: (usize, usize),
+        _b: &[Self],
+        _sb: (usize, usize),
+        _rows: Option<usize>,
+    ) -> Option<Vec<Self>> {
+        None
+    }
     /// [`gemm_rows_on`] on the process's path.
     #[allow(clippy::too_many_arguments)]
     fn gemm_rows(
@@ -563,6 +631,16 @@ pub trait Kernels:
 
 impl Kernels for f32 {
     const ZERO: Self = 0.0;
+    fn gemm_fresh(
+        mkn: (usize, usize, usize),
+        a: &[f32],
+        sa: (usize, usize),
+        b: &[f32],
+        sb: (usize, usize),
+        rows: Option<usize>,
+    ) -> Option<Vec<f32>> {
+        sgemm_fresh(active(), mkn, a, sa, b, sb, rows)
+    }
     fn gemm(
         mkn: (usize, usize, usize),
         a: &[f32],

@@ -9,7 +9,7 @@ use super::{CHUNK, PAR_MIN};
 use super::{Op, Tape};
 use crate::autodiff::tape::{Grads, Var};
 use crate::float::Float;
-use crate::kernels::gemm;
+use crate::kernels::{gemm, gemm_new};
 use crate::tensor::Tensor;
 use rayon::prelude::*;
 
@@ -45,8 +45,14 @@ impl<F: Float> Tape<F> {
         );
         let ((m, k), (_, n)) = (dims(&x.shape, ta), dims(&y.shape, tb));
         let (batch, plan) = batch_plan(&x.shape, &y.shape, "matmul");
-        let mut out = zeros(plan.len() * m * n);
         let one = plan.len() == 1;
+        if one {
+            let out = gemm_new(m, k, n, &x.data, ta, &y.data, tb, true);
+            let mut shape = batch;
+            shape.extend([m, n]);
+            return self.push(Op::Matmul { a, b, ta, tb }, Tensor::from_vec(&shape, out));
+        }
+        let mut out = zeros(plan.len() * m * n);
         let body = |(i, c): (usize, &mut [F])| {
             let (ia, ib) = plan[i];
             gemm(
@@ -86,19 +92,7 @@ impl<F: Float> Tape<F> {
         );
         let d_out = wv.shape[1];
         let rows = xv.len() / d_in.max(1);
-        let mut out = zeros(rows * d_out);
-        gemm(
-            rows,
-            d_in,
-            d_out,
-            &xv.data,
-            false,
-            &wv.data,
-            false,
-            &mut out,
-            F::ZERO,
-            true,
-        );
+        let mut out = gemm_new(rows, d_in, d_out, &xv.data, false, &wv.data, false, true);
         if d_out > 0 {
             let add_bias = |rows: &mut [F]| {
                 for row in rows.chunks_mut(d_out) {
