@@ -812,35 +812,75 @@ fn first_dev_at(rec: &Value, level: f64) -> usize {
 fn the_paper_std01_running_notes_are_the_committed_records() {
     const NOTES: &str = "results/paper-std01/README.md";
     let notes = page(NOTES);
-    let p50: Vec<Value> = (1..=2)
-        .map(|s| {
-            record(Path::new(&format!(
-                "results/paper-std01/runs/process50-at5-s{s}"
-            )))
-        })
+    let p50 = records("results/paper-std01", "process50-at5-s");
+    assert_eq!(p50.len(), 5);
+    assert!(p50.iter().all(|r| r["status"] == "completed"));
+    let from = "results/paper-std01/runs/process50-at5-s{1..5}";
+    let listed = |f: &dyn Fn(&Value) -> String| {
+        let v: Vec<String> = p50.iter().map(f).collect();
+        let (last, rest) = v.split_last().unwrap();
+        format!("{} and {last}", rest.join(", "))
+    };
+    let line = format!(
+        "**Process-50, complete (5 seeds): {}** (best dev\n  epochs {} of 100)",
+        listed(&|r| pct(&r["best"]["test"]["accuracy"])),
+        listed(&|r| r["best"]["epoch"].to_string()),
+    );
+    says(NOTES, &notes, &line, from);
+    let line = format!(
+        "dev first\n  above 80 % at epochs {}",
+        listed(&|r| first_dev_at(r, 0.8).to_string())
+    );
+    says(NOTES, &notes, &line, from);
+    let minutes: Vec<f64> = p50
+        .iter()
+        .map(|r| r["train_seconds"].as_f64().unwrap() / 60.0)
         .collect();
     let line = format!(
-        "**Process-50, seeds 1 and 2: {} and {}**",
-        pct(&p50[0]["best"]["test"]["accuracy"]),
-        pct(&p50[1]["best"]["test"]["accuracy"])
+        "{} minutes of one\n  core a run",
+        span(minutes, |m| format!("{m:.0}"))
     );
-    says(
-        NOTES,
-        &notes,
-        &line,
-        "results/paper-std01/runs/process50-at5-s{1,2}",
-    );
+    says(NOTES, &notes, &line, from);
+    // C1 on Process-50 at std 0.1, against T5 and against AT5 at std 0.01 (`paper/`).
+    let signed = |x: f64| format!("{x:+.1}").replace('-', "−");
+    let interval = |a: &[f64], b: &[f64]| {
+        let (d, lo, hi) = at5::report::welch_interval(a, b).unwrap();
+        (
+            format!("{} [{}, {}]", signed(d), signed(lo), signed(hi)),
+            lo > 0.0 || hi < 0.0,
+        )
+    };
+    let tests = |dir: &str, prefix: &str| -> Vec<f64> {
+        records(dir, prefix).iter().map(best_test).collect()
+    };
+    let a01: Vec<f64> = p50.iter().map(best_test).collect();
+    let t5 = tests("results/paper", "process50-t5-s");
+    let a001 = tests("results/paper", "process50-at5-s");
+    assert_eq!((t5.len(), a001.len()), (5, 5));
+    let cell = |xs: &[f64]| {
+        let (m, s) = at5::report::mean_std(xs);
+        format!("{m:.1} ± {s:.1} %")
+    };
+    let (vs_t5, separated) = interval(&a01, &t5);
+    assert!(separated, "the notes call AT5 (0.1) − T5 separated");
+    let (vs_t5_001, separated) = interval(&a001, &t5);
+    assert!(separated, "and AT5 (0.01) − T5 too");
+    let (vs_std, separated) = interval(&a01, &a001);
+    assert!(!separated, "the notes call the two stds not separated");
     let line = format!(
-        "dev first above 80 % at epochs {} and {}",
-        first_dev_at(&p50[0], 0.8),
-        first_dev_at(&p50[1], 0.8)
+        "AT5 (0.1) {} against T5's {} (`../paper/`): AT5 − T5 = {vs_t5},\n    **separated**, \
+         as at std 0.01 ({vs_t5_001})",
+        cell(&a01),
+        cell(&t5)
     );
-    says(
-        NOTES,
-        &notes,
-        &line,
-        "results/paper-std01/runs/process50-at5-s{1,2}",
+    says(NOTES, &notes, &line, from);
+    let line = format!("AT5 (0.1) − AT5 (0.01) = {vs_std}, not separated");
+    says(NOTES, &notes, &line, from);
+    let line = format!(
+        "AT5 at 0.1 is {}, AT5 − T5 = {vs_t5},\n  separated (at 0.01: {vs_t5_001})",
+        cell(&a01)
     );
+    says(README, &page(README), &line, from);
     let deps: Vec<Value> = (1..=5)
         .map(|s| {
             record(Path::new(&format!(
