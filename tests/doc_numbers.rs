@@ -881,6 +881,34 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         cell(&a01)
     );
     says(README, &page(README), &line, from);
+    // Reber AT5-NoB at std 0.1, its first seeds, against all five at std 0.01.
+    let nob: Vec<Value> = (1..=2)
+        .map(|s| {
+            record(Path::new(&format!(
+                "results/paper-std01/runs/reber-at5-nob-s{s}"
+            )))
+        })
+        .collect();
+    assert!(nob.iter().all(|r| r["status"] == "completed"));
+    let nob001 = tests("results/paper", "reber-at5-nob-s");
+    assert_eq!(nob001.len(), 5);
+    let solved = nob001.iter().filter(|&&a| a > 99.0).count();
+    assert_eq!(solved, 4, "the notes say 4 of 5 seeds solve it at std 0.01");
+    let line = format!(
+        "**Reber AT5-NoB, seeds 1 and 2: {} and {}** (best dev epochs {} and {}), as at\n  \
+         std 0.01, where AT5-NoB solves Reber in 4 of 5 seeds ({}, `../paper/`)",
+        pct(&nob[0]["best"]["test"]["accuracy"]),
+        pct(&nob[1]["best"]["test"]["accuracy"]),
+        nob[0]["best"]["epoch"],
+        nob[1]["best"]["epoch"],
+        cell(&nob001)
+    );
+    says(
+        NOTES,
+        &notes,
+        &line,
+        "results/paper{-std01,}/runs/reber-at5-nob-s*",
+    );
     let deps: Vec<Value> = (1..=5)
         .map(|s| {
             record(Path::new(&format!(
