@@ -816,20 +816,15 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
     assert_eq!(p50.len(), 5);
     assert!(p50.iter().all(|r| r["status"] == "completed"));
     let from = "results/paper-std01/runs/process50-at5-s{1..5}";
-    let listed = |f: &dyn Fn(&Value) -> String| {
-        let v: Vec<String> = p50.iter().map(f).collect();
-        let (last, rest) = v.split_last().unwrap();
-        format!("{} and {last}", rest.join(", "))
-    };
     let line = format!(
         "**Process-50, complete (5 seeds): {}** (best dev\n  epochs {} of 100)",
-        listed(&|r| pct(&r["best"]["test"]["accuracy"])),
-        listed(&|r| r["best"]["epoch"].to_string()),
+        each_of(&p50, |r| pct(&r["best"]["test"]["accuracy"])),
+        each_of(&p50, |r| r["best"]["epoch"].to_string()),
     );
     says(NOTES, &notes, &line, from);
     let line = format!(
         "dev first\n  above 80 % at epochs {}",
-        listed(&|r| first_dev_at(r, 0.8).to_string())
+        each_of(&p50, |r| first_dev_at(r, 0.8).to_string())
     );
     says(NOTES, &notes, &line, from);
     let minutes: Vec<f64> = p50
@@ -894,16 +889,11 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
     assert_eq!(nob001.len(), 5);
     let solved = nob001.iter().filter(|&&a| a > 99.0).count();
     assert_eq!(solved, 4, "the notes say 4 of 5 seeds solve it at std 0.01");
-    let joined = |f: &dyn Fn(&Value) -> String| {
-        let v: Vec<String> = nob.iter().map(f).collect();
-        let (last, rest) = v.split_last().unwrap();
-        format!("{} and {last}", rest.join(", "))
-    };
     let line = format!(
         "**Reber AT5-NoB, complete (5 seeds): {}** (best dev epochs {}), as at std 0.01, where \
          AT5-NoB solves Reber in 4 of 5 seeds ({}, `../paper/`).",
-        joined(&|r| pct(&r["best"]["test"]["accuracy"])),
-        joined(&|r| r["best"]["epoch"].to_string()),
+        each_of(&nob, |r| pct(&r["best"]["test"]["accuracy"])),
+        each_of(&nob, |r| r["best"]["epoch"].to_string()),
         cell(&nob001)
     );
     says(
@@ -920,17 +910,12 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         })
         .collect();
     assert!(deps.iter().all(|r| r["status"] == "completed"));
-    let list = |f: &dyn Fn(&Value) -> String| {
-        let v: Vec<String> = deps.iter().map(f).collect();
-        let (last, rest) = v.split_last().unwrap();
-        format!("{} and {last}", rest.join(", "))
-    };
     let line = format!(
         "Dev above 60 % at epochs {}, above 90 % at {}; {} test at the best dev epochs {}",
-        list(&|r| first_dev_at(r, 0.6).to_string()),
-        list(&|r| first_dev_at(r, 0.9).to_string()),
-        list(&|r| pct(&r["best"]["test"]["accuracy"])),
-        list(&|r| r["best"]["epoch"].to_string()),
+        each_of(&deps, |r| first_dev_at(r, 0.6).to_string()),
+        each_of(&deps, |r| first_dev_at(r, 0.9).to_string()),
+        each_of(&deps, |r| pct(&r["best"]["test"]["accuracy"])),
+        each_of(&deps, |r| r["best"]["epoch"].to_string()),
     );
     says(
         NOTES,
@@ -948,11 +933,6 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         })
         .collect();
     assert!(t5.iter().all(|r| r["status"] == "completed"));
-    let list = |rs: &[Value], f: &dyn Fn(&Value) -> String| {
-        let v: Vec<String> = rs.iter().map(f).collect();
-        let (last, rest) = v.split_last().unwrap();
-        format!("{} and {last}", rest.join(", "))
-    };
     let pct2 = |r: &Value| {
         format!(
             "{:.2} %",
@@ -961,8 +941,8 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
     };
     let line = format!(
         "**The departures, T5 on Reber complete**: {} test (best dev epochs {} of 500)",
-        list(&t5, &pct2),
-        list(&t5, &|r| r["best"]["epoch"].to_string()),
+        each_of(&t5, pct2),
+        each_of(&t5, |r| r["best"]["epoch"].to_string()),
     );
     says(
         NOTES,
@@ -1292,6 +1272,13 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
 
 const SCALING: &str = "results/init-study/scaling.md";
 const FLAT_START: &str = "results/init-study/flat-start.md";
+
+/// `f` of each run, written as the notes list them: `a, b and c`.
+fn each_of(runs: &[Value], f: impl Fn(&Value) -> String) -> String {
+    let v: Vec<String> = runs.iter().map(f).collect();
+    let (last, rest) = v.split_last().expect("at least one run");
+    format!("{} and {last}", rest.join(", "))
+}
 
 /// `lo–hi` of `values` (each formatted by `f`), as the pages write a range.
 fn span(values: impl IntoIterator<Item = f64>, f: impl Fn(f64) -> String) -> String {
