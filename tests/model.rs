@@ -643,3 +643,123 @@ fn pruned_training_step_is_bit_identical_at_one_and_two_threads() {
         "thread count changed the bits"
     );
 }
+
+/// The output of a forward on an evaluation tape, as bits.
+fn eval_tape_bits(
+    model: &Model<f32>,
+    store: &ParamStore<f32>,
+    batch: &Batch,
+    opts: &ForwardOpts,
+) -> Vec<u32> {
+    let mut t = Tape::<f32>::eval();
+    let p = store.bind(&mut t);
+    let out = model.forward(&mut t, &p, batch, opts).output;
+    t.value(out).data.iter().map(|v| v.to_bits()).collect()
+}
+
+/// `b` sequences of length `l`, each padded after a length of its own (at least 1).
+fn padded_batch(b: usize, l: usize, features: bool) -> Batch {
+    let lens: Vec<usize> = (0..b).map(|s| l - (s * 5) % (l - 1)).collect();
+    let pad: Vec<bool> = lens
+        .iter()
+        .flat_map(|&n| (0..l).map(move |t| t >= n))
+        .collect();
+    let input = if features {
+        let x = (0..b * l * 2)
+            .map(|i| {
+                if pad[i / 2] {
+                    0.0
+                } else {
+                    ((i * 37) % 101) as f64 / 101.0
+                }
+            })
+            .collect();
+        BatchInput::Features(x)
+    } else {
+        let ids = (0..b * l)
+            .map(|i| if pad[i] { 0 } else { 1 + (i * 7 + i / 5) % 4 })
+            .collect();
+        BatchInput::Tokens(ids)
+    };
+    Batch { b, l, input, pad }
+}
+
+#[test]
+fn predict_is_the_evaluation_tapes_output_bit_for_bit() {
+    // Large enough that every op takes its parallel path (over 2^15 elements, attention over
+    // 2^16 multiply-adds) and the GEMMs more than one tile; every dropout rate set, as an
+    // evaluation must ignore them.
+    let (b, l) = (48, 24);
+    let mut checked = 0;
+    for name in FAMILIES {
+        for features in [false, true] {
+            for (layers, scope) in [
+                (1, BiasScope::Shared),
+                (2, BiasScope::Shared),
+                (2, BiasScope::FirstLayer),
+                (2, BiasScope::PerLayer),
+            ] {
+                for pooling in [Pooling::Last, Pooling::First, Pooling::Mean] {
+                    let mut bias = family(name);
+                    if let Some(m) = bias.mlp_options_mut() {
+                        (m.dropout, m.per_cell) = (0.3, layers == 1);
+                    }
+                    let output = if features {
+                        OutputKind::Regression
+                    } else {
+                        OutputKind::Classes(3)
+                    };
+                    let mut cfg = tiny(bias, output, pooling);
+                    cfg.input = if features {
+                        InputKind::Features { dim: 2 }
+                    } else {
+                        InputKind::Tokens { vocab: 5 }
+                    };
+                    (cfg.d_model, cfg.heads, cfg.ffn, cfg.max_len) = (32, 4, 64, l);
+                    (cfg.layers, cfg.bias_scope) = (layers, scope);
+                    cfg.dropout = Dropouts {
+                        input: 0.2,
+                        hidden: 0.3,
+                        attention: 0.4,
+                    };
+                    cfg.head.norm = !features;
+                    cfg.unbiased_heads = if layers == 2 { vec![3] } else { Vec::new() };
+                    let mut store = ParamStore::<f32>::new();
+                    let model = Model::new(cfg, &mut store, 5).unwrap();
+                    // Weights 4x their init: attention far from uniform, biases that matter.
+                    for v in store.values_mut() {
+                        v.data.iter_mut().for_each(|x| *x *= 4.0);
+                    }
+                    let batch = padded_batch(b, l, features);
+                    model.check_batch(&batch).unwrap();
+                    for (whole_graph, bias_heads) in [
+                        (false, None),
+                        (true, None),
+                        (false, Some(vec![true, false, true, true])),
+                    ] {
+                        let opts = ForwardOpts {
+                            seed: 17,
+                            bias_heads,
+                            whole_graph,
+                        };
+                        let what = format!(
+                            "{name} features {features} layers {layers} {scope:?} {pooling:?} {opts:?}"
+                        );
+                        let want = eval_tape_bits(&model, &store, &batch, &opts);
+                        let got: Vec<u32> = model
+                            .predict(&store, &batch, &opts)
+                            .data
+                            .iter()
+                            .map(|v| v.to_bits())
+                            .collect();
+                        assert_eq!(got.len(), if features { b } else { 3 * b }, "{what}");
+                        assert!(got.iter().any(|&x| x != got[0]), "{what}: constant output");
+                        assert_eq!(got, want, "{what}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(checked, FAMILIES.len() * 2 * 4 * 3 * 3);
+}

@@ -1,5 +1,6 @@
 //! Multi-head self-attention with an additive position bias `[H, L, L]` and a key padding mask.
 use super::layers::Linear;
+use crate::autodiff::forward::{self, AttentionKeeps};
 use crate::autodiff::{MaskRows, Tape, Var};
 use crate::float::Float;
 use crate::params::{Bound, ParamStore};
@@ -109,6 +110,30 @@ impl Attention {
         let out = self.o.forward(tape, p, ctx);
         (out, AttentionTrace { context, probs })
     }
+    /// [`Attention::forward`] of a whole block without a tape and without dropout (an
+    /// evaluation): the tape's output bit for bit, keeping neither the scores nor the
+    /// probabilities. `bias` is `[H, L, L]`.
+    pub fn apply<F: Float>(
+        &self,
+        store: &ParamStore<F>,
+        x: &Tensor<F>,
+        bias: Option<&Tensor<F>>,
+        key_mask: &Tensor<F>,
+    ) -> Tensor<F> {
+        let (q, k, v) = (
+            self.q.apply(store, x, false),
+            self.k.apply(store, x, false),
+            self.v.apply(store, x, false),
+        );
+        let keeps = AttentionKeeps {
+            context: false,
+            probs: false,
+        };
+        let (a, _, _) = forward::attention((&q, &k, &v), self.heads, bias, key_mask, None, keeps);
+        drop((q, k, v));
+        self.o.apply(store, &a, false)
+    }
+
     /// Attention of the one query row `at` of `x [B, L, D]`, whose input is `xq [B, 1, D]`,
     /// → `[B, 1, D]`, without projecting the keys and values of every position.
     ///

@@ -1,7 +1,7 @@
 //! The post-LN (BERT-style) encoder block and a stack of them.
 use super::attention::{Attention, AttentionTrace};
 use super::layers::{LayerNorm, Linear};
-use crate::autodiff::{MaskRows, Tape, Var};
+use crate::autodiff::{MaskRows, Tape, Var, forward};
 use crate::float::Float;
 use crate::params::{Bound, ParamStore};
 use crate::tensor::Tensor;
@@ -96,5 +96,26 @@ impl Block {
         let f = tape.dropout_window(f, drop.hidden, s(2), window);
         let y = tape.add(x, f);
         (self.ln2.forward(tape, p, y), trace)
+    }
+
+    /// [`Block::forward`] of the whole block without a tape and without dropout (an
+    /// evaluation): the tape's output bit for bit. Each buffer is freed, or written over, as
+    /// soon as nothing reads it: the residual sums are made in place.
+    pub fn apply<F: Float>(
+        &self,
+        store: &ParamStore<F>,
+        x: Tensor<F>,
+        bias: Option<&Tensor<F>>,
+        key_mask: &Tensor<F>,
+    ) -> Tensor<F> {
+        let mut a = self.attn.apply(store, &x, bias, key_mask);
+        forward::add_assign(&mut a, &x); // x + a
+        drop(x);
+        let x = self.ln1.apply(store, &a);
+        drop(a);
+        let f = self.ffn_in.apply(store, &x, true); // GELU in the same pass
+        let mut f = self.ffn_out.apply(store, &f, false);
+        forward::add_assign(&mut f, &x); // x + f
+        self.ln2.apply(store, &f)
     }
 }

@@ -1,5 +1,5 @@
 //! The small layers an encoder is built from: Linear, LayerNorm, Embedding.
-use crate::autodiff::{Tape, Var};
+use crate::autodiff::{Tape, Var, forward};
 use crate::float::Float;
 use crate::params::{Bound, ParamId, ParamStore};
 use crate::tensor::Tensor;
@@ -71,6 +71,12 @@ impl Linear {
         );
         tape.linear(x, p.var(self.w), p.var(self.b))
     }
+
+    /// [`Linear::forward`] without a tape, and with `gelu` the GELU after it: the tape's
+    /// values bit for bit, for a forward-only evaluation.
+    pub fn apply<F: Float>(&self, store: &ParamStore<F>, x: &Tensor<F>, gelu: bool) -> Tensor<F> {
+        forward::linear(x, store.get(self.w), store.get(self.b), gelu)
+    }
 }
 
 /// Layer normalisation over the last axis with a learned gain (ones) and bias (zeros).
@@ -98,6 +104,11 @@ impl LayerNorm {
     /// Normalises each row of `x` over its last axis, then scales and shifts it.
     pub fn forward<F: Float>(&self, tape: &mut Tape<F>, p: &Bound, x: Var) -> Var {
         tape.layer_norm(x, p.var(self.gain), p.var(self.bias), self.eps)
+    }
+    /// [`LayerNorm::forward`] without a tape (the tape's values bit for bit).
+    pub fn apply<F: Float>(&self, store: &ParamStore<F>, x: &Tensor<F>) -> Tensor<F> {
+        let (gain, bias) = (store.get(self.gain), store.get(self.bias));
+        forward::layer_norm(x, gain, bias, self.eps).0
     }
 }
 
@@ -137,5 +148,15 @@ impl Embedding {
         l: usize,
     ) -> Var {
         tape.embedding_shaped(p.var(self.table), ids, &[b, l])
+    }
+    /// [`Embedding::forward`] without a tape.
+    pub fn apply<F: Float>(
+        &self,
+        store: &ParamStore<F>,
+        ids: &[usize],
+        b: usize,
+        l: usize,
+    ) -> Tensor<F> {
+        forward::embedding(store.get(self.table), ids, &[b, l])
     }
 }

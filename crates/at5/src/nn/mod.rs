@@ -6,6 +6,7 @@ mod encoder;
 mod inspect;
 mod layers;
 mod model;
+mod predict;
 
 pub use attention::{Attention, AttentionTrace, key_mask};
 pub use encoder::{Block, BlockDropout};

@@ -363,15 +363,15 @@ pub struct Forward {
 pub struct Model<F: Float> {
     /// The configuration the model was built from.
     pub config: ModelConfig,
-    input_embed: Option<Embedding>,
-    input_proj: Option<Linear>,
-    input_norm: Option<LayerNorm>,
+    pub(super) input_embed: Option<Embedding>,
+    pub(super) input_proj: Option<Linear>,
+    pub(super) input_norm: Option<LayerNorm>,
     /// One family for `Shared`/`FirstLayer`, one per layer for `PerLayer`.
     pub biases: Vec<Box<dyn PositionBias<F>>>,
     /// The encoder blocks, first to last.
     pub blocks: Vec<Block>,
-    head_norm: Option<LayerNorm>,
-    head: Linear,
+    pub(super) head_norm: Option<LayerNorm>,
+    pub(super) head: Linear,
 }
 
 impl<F: Float> Model<F> {
@@ -531,7 +531,7 @@ impl<F: Float> Model<F> {
     /// The bias each block receives for a length-`l` forward: `[H, L, L]`, or `[H, 1, L]` for
     /// the last block when it computes only `row`. An instance read by no whole block
     /// evaluates that one row, never the whole grid.
-    fn block_biases(
+    pub(super) fn block_biases(
         &self,
         tape: &mut Tape<F>,
         p: &Bound,
@@ -631,21 +631,39 @@ impl<F: Float> Model<F> {
             biases.push(bias);
             traces.push(trace);
         }
+        let output = self.head(tape, p, x, batch, opts);
+        Forward {
+            output,
+            biases,
+            traces,
+        }
+    }
+
+    /// The last block's output `[B, L, D]` (or its pooled row `[B, 1, D]`) → the output:
+    /// pooling, the pooled vector's dropout and LayerNorm, the output layer.
+    pub(super) fn head(
+        &self,
+        tape: &mut Tape<F>,
+        p: &Bound,
+        x: Var,
+        batch: &Batch,
+        opts: &ForwardOpts,
+    ) -> Var {
         let pooled = self.pool(tape, x, batch);
-        let rate = self.config.head.dropout.unwrap_or(drop.hidden);
+        let rate = self
+            .config
+            .head
+            .dropout
+            .unwrap_or(self.config.dropout.hidden);
         let mut pooled = tape.dropout(pooled, rate, mix_seed(opts.seed, 2));
         if let Some(norm) = &self.head_norm {
             pooled = norm.forward(tape, p, pooled);
         }
         let mut output = self.head.forward(tape, p, pooled);
         if self.config.output == OutputKind::Regression {
-            output = tape.reshape(output, &[b]);
+            output = tape.reshape(output, &[batch.b]);
         }
-        Forward {
-            output,
-            biases,
-            traces,
-        }
+        output
     }
 
     /// x `[B, L, D]` (or `[B, 1, D]`, the pooled row alone) → `[B, D]`.

@@ -27,8 +27,9 @@ fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> 
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
-/// Evaluates `examples` padded to `l` on an evaluation tape (no dropout, nothing kept for a
-/// backward), with `opts`' head ablation and graph choice.
+/// Evaluates `examples` padded to `l` without a recorded graph ([`Model::predict`]: no dropout,
+/// nothing kept for a backward), with `opts`' head ablation and graph choice. The metrics are
+/// those of the model's forward on an evaluation tape, bit for bit.
 pub fn evaluate(
     model: &Model<f32>,
     store: &ParamStore<f32>,
@@ -37,13 +38,12 @@ pub fn evaluate(
     opts: &ForwardOpts,
 ) -> Metrics {
     let (mut loss, mut correct, mut sq) = (0.0f64, 0usize, 0.0f64);
-    let mut tape = Tape::<f32>::eval();
     for chunk in examples.chunks(EVAL_BATCH) {
-        tape.clear();
         let refs: Vec<&Example> = chunk.iter().collect();
         let (batch, targets) = make_batch(&refs, l);
-        let p = store.bind(&mut tape);
-        let out = model.forward(&mut tape, &p, &batch, opts).output;
+        let y = model.predict(store, &batch, opts);
+        let mut tape = Tape::<f32>::eval();
+        let out = tape.constant(y);
         let l_var = model.loss(&mut tape, out, &targets);
         loss += tape.value(l_var).data[0] as f64 * chunk.len() as f64;
         let y = &tape.value(out).data;

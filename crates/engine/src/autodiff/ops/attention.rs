@@ -35,14 +35,19 @@ pub struct AttentionVars {
 const GROUPS: usize = 8;
 
 /// Checks shapes and returns (B, L, D).
-fn dims<F: Float>(tape: &Tape<F>, q: Var, k: Var, v: Var, heads: usize) -> (usize, usize, usize) {
-    let s = tape.shape(q);
+fn dims<F: Float>(
+    q: &Tensor<F>,
+    k: &Tensor<F>,
+    v: &Tensor<F>,
+    heads: usize,
+) -> (usize, usize, usize) {
+    let s = &q.shape;
     assert!(
-        s.len() == 3 && tape.shape(k) == s && tape.shape(v) == s,
+        s.len() == 3 && k.shape == *s && v.shape == *s,
         "attention: q {:?}, k {:?}, v {:?} must be one [B, L, D] shape",
         s,
-        tape.shape(k),
-        tape.shape(v)
+        k.shape,
+        v.shape
     );
     assert!(
         heads > 0 && s[2].is_multiple_of(heads),
@@ -50,6 +55,16 @@ fn dims<F: Float>(tape: &Tape<F>, q: Var, k: Var, v: Var, heads: usize) -> (usiz
         s[2]
     );
     (s[0], s[1], s[2])
+}
+
+/// Which of its `[B, H, L, L]` grids an attention forward returns beside its output (an empty
+/// `[0]` tensor for one it does not keep: no buffer is made for it).
+#[derive(Clone, Copy, Debug)]
+pub struct AttentionKeeps {
+    /// The content scores `q·k / sqrt(dh)`.
+    pub context: bool,
+    /// The softmax output before dropout.
+    pub probs: bool,
 }
 
 impl<F: Float> Tape<F> {
@@ -68,121 +83,27 @@ impl<F: Float> Tape<F> {
         p: f64,
         seed: u64,
     ) -> AttentionVars {
-        let (b, l, d) = dims(self, q, k, v, heads);
-        let (h, dh) = (heads, d / heads);
+        let (b, l, _) = dims(self.value(q), self.value(k), self.value(v), heads);
         assert!(
             (0.0..1.0).contains(&p),
             "attention: dropout {p} not in [0, 1)"
         );
-        if let Some(bias) = bias {
-            assert!(
-                self.shape(bias) == [h, l, l],
-                "attention: bias {:?}, expected [{h}, {l}, {l}]",
-                self.shape(bias)
-            );
-        }
-        assert!(
-            key_mask.shape == [b, 1, 1, l],
-            "attention: key mask {:?}, expected [{b}, 1, 1, {l}]",
-            key_mask.shape
-        );
         let p = if self.is_training() { p } else { 0.0 };
-        let keep = (p > 0.0).then(|| KeepMask::draw(b * h * l * l, p, seed));
-        let kd = F::from_f64(1.0 / (1.0 - p));
-        let scale = F::from_f64(1.0 / (dh as f64).sqrt());
-        let (qv, kv, vv) = (
-            &self.value(q).data,
-            &self.value(k).data,
-            &self.value(v).data,
+        let keep = (p > 0.0).then(|| KeepMask::draw(b * heads * l * l, p, seed));
+        let keeps = AttentionKeeps {
+            context: !self.is_training(),
+            probs: true,
+        };
+        let (out, context, probs) = attention_forward(
+            (self.value(q), self.value(k), self.value(v)),
+            heads,
+            bias.map(|x| self.value(x)),
+            key_mask,
+            keep.as_ref().map(|m| (m, p)),
+            keeps,
         );
-        let bv = bias.map(|x| &self.value(x).data[..]);
-        let (hll, ll) = (h * l * l, l * l);
-        let mut out = zeros(b * l * d);
-        // The scores of a batch element live in its chunk of `context` when they are kept, else
-        // in a per-task scratch grid (one unused slot per batch element).
-        let keep_context = !self.is_training();
-        let c_chunk = if keep_context { hll } else { 1 };
-        let mut context = zeros(b * c_chunk);
-        let mut probs = zeros(b * hll);
-        #[allow(clippy::type_complexity)]
-        let body = |(bi, ((o, c), pr)): (usize, ((&mut [F], &mut [F]), &mut [F]))| {
-            let mut scratch = vec![F::ZERO; if keep_context { 0 } else { ll }];
-            let c: &mut [F] = if keep_context { c } else { &mut scratch };
-            let mut row = vec![F::ZERO; l];
-            let mut kt = vec![F::ZERO; dh * l];
-            let mut dropped = vec![F::ZERO; if keep.is_some() { ll } else { 0 }];
-            let mask = &key_mask.data[bi * l..(bi + 1) * l];
-            for hi in 0..h {
-                let off = bi * l * d + hi * dh;
-                let c = if keep_context {
-                    &mut c[hi * ll..][..ll]
-                } else {
-                    &mut c[..]
-                };
-                let pr = &mut pr[hi * ll..][..ll];
-                transpose(&kv[off..], l, dh, d, &mut kt);
-                F::gemm_rows((l, dh, l), &qv[off..], (d, 1), &kt, l, F::ZERO, c, l);
-                for (i, (ci, pi)) in c.chunks_mut(l).zip(pr.chunks_mut(l)).enumerate() {
-                    ci.iter_mut().for_each(|cv| *cv *= scale);
-                    match bv {
-                        Some(bv) => {
-                            let brow = &bv[hi * ll + i * l..][..l];
-                            for (((r, &cv), &bj), &mj) in
-                                row.iter_mut().zip(&*ci).zip(brow).zip(mask)
-                            {
-                                *r = (cv + bj) + mj;
-                            }
-                        }
-                        None => {
-                            for ((r, &cv), &mj) in row.iter_mut().zip(&*ci).zip(mask) {
-                                *r = cv + mj;
-                            }
-                        }
-                    }
-                    log_softmax_row(&row, pi, true);
-                }
-                let pd: &[F] = match &keep {
-                    Some(keep) => {
-                        let km = keep.flags((bi * h + hi) * ll, ll);
-                        for ((x, &y), kp) in dropped.iter_mut().zip(pr.iter()).zip(km) {
-                            *x = if kp { y * kd } else { F::ZERO };
-                        }
-                        &dropped
-                    }
-                    None => pr,
-                };
-                F::gemm_rows(
-                    (l, l, dh),
-                    pd,
-                    (l, 1),
-                    &vv[off..],
-                    d,
-                    F::ZERO,
-                    &mut o[hi * dh..],
-                    d,
-                );
-            }
-        };
-        if b * hll * dh < 1 << 16 {
-            out.chunks_mut(l * d)
-                .zip(context.chunks_mut(c_chunk))
-                .zip(probs.chunks_mut(hll))
-                .enumerate()
-                .for_each(body);
-        } else {
-            out.par_chunks_mut(l * d)
-                .zip(context.par_chunks_mut(c_chunk))
-                .zip(probs.par_chunks_mut(hll))
-                .enumerate()
-                .for_each(body);
-        }
-        let context = if keep_context {
-            Tensor::from_vec(&[b, h, l, l], context)
-        } else {
-            Tensor::from_vec(&[0], Vec::new())
-        };
         let context = self.constant(context);
-        let probs = self.constant(Tensor::from_vec(&[b, h, l, l], probs));
+        let probs = self.constant(probs);
         let op = Op::Attention {
             q,
             k,
@@ -193,13 +114,143 @@ impl<F: Float> Tape<F> {
             p,
             keep,
         };
-        let out = self.push(op, Tensor::from_vec(&[b, l, d], out));
+        let out = self.push(op, out);
         AttentionVars {
             out,
             context,
             probs,
         }
     }
+}
+
+/// The forward of [`Tape::attention`] on plain tensors: the output `[B, L, D]`, and the content
+/// scores and probabilities `[B, H, L, L]` where `keeps` asks for them. `drop` is the
+/// attention dropout's keep-mask and rate; `None` is no dropout (evaluation).
+#[allow(clippy::type_complexity)]
+pub fn attention_forward<F: Float>(
+    (q, k, v): (&Tensor<F>, &Tensor<F>, &Tensor<F>),
+    heads: usize,
+    bias: Option<&Tensor<F>>,
+    key_mask: &Tensor<F>,
+    drop: Option<(&KeepMask, f64)>,
+    keeps: AttentionKeeps,
+) -> (Tensor<F>, Tensor<F>, Tensor<F>) {
+    let (b, l, d) = dims(q, k, v, heads);
+    let (h, dh) = (heads, d / heads);
+    if let Some(bias) = bias {
+        assert!(
+            bias.shape == [h, l, l],
+            "attention: bias {:?}, expected [{h}, {l}, {l}]",
+            bias.shape
+        );
+    }
+    assert!(
+        key_mask.shape == [b, 1, 1, l],
+        "attention: key mask {:?}, expected [{b}, 1, 1, {l}]",
+        key_mask.shape
+    );
+    let keep = drop.map(|(m, _)| m);
+    let kd = F::from_f64(1.0 / (1.0 - drop.map_or(0.0, |(_, p)| p)));
+    let scale = F::from_f64(1.0 / (dh as f64).sqrt());
+    let (qv, kv, vv) = (&q.data, &k.data, &v.data);
+    let bv = bias.map(|x| &x.data[..]);
+    let (hll, ll) = (h * l * l, l * l);
+    let mut out = zeros(b * l * d);
+    // The scores and probabilities of a batch element live in its chunk of `context` and
+    // `probs` when they are kept, else in per-task scratch grids (one unused slot per batch
+    // element).
+    let c_chunk = if keeps.context { hll } else { 1 };
+    let p_chunk = if keeps.probs { hll } else { 1 };
+    let mut context = zeros(b * c_chunk);
+    let mut probs = zeros(b * p_chunk);
+    #[allow(clippy::type_complexity)]
+    let body = |(bi, ((o, c), pr)): (usize, ((&mut [F], &mut [F]), &mut [F]))| {
+        let mut c_scratch = vec![F::ZERO; if keeps.context { 0 } else { ll }];
+        let mut p_scratch = vec![F::ZERO; if keeps.probs { 0 } else { ll }];
+        let c: &mut [F] = if keeps.context { c } else { &mut c_scratch };
+        let pr: &mut [F] = if keeps.probs { pr } else { &mut p_scratch };
+        let mut row = vec![F::ZERO; l];
+        let mut kt = vec![F::ZERO; dh * l];
+        let mut dropped = vec![F::ZERO; if keep.is_some() { ll } else { 0 }];
+        let mask = &key_mask.data[bi * l..(bi + 1) * l];
+        for hi in 0..h {
+            let off = bi * l * d + hi * dh;
+            let c = if keeps.context {
+                &mut c[hi * ll..][..ll]
+            } else {
+                &mut c[..]
+            };
+            let pr = if keeps.probs {
+                &mut pr[hi * ll..][..ll]
+            } else {
+                &mut pr[..]
+            };
+            transpose(&kv[off..], l, dh, d, &mut kt);
+            F::gemm_rows((l, dh, l), &qv[off..], (d, 1), &kt, l, F::ZERO, c, l);
+            for (i, (ci, pi)) in c.chunks_mut(l).zip(pr.chunks_mut(l)).enumerate() {
+                ci.iter_mut().for_each(|cv| *cv *= scale);
+                match bv {
+                    Some(bv) => {
+                        let brow = &bv[hi * ll + i * l..][..l];
+                        for (((r, &cv), &bj), &mj) in row.iter_mut().zip(&*ci).zip(brow).zip(mask) {
+                            *r = (cv + bj) + mj;
+                        }
+                    }
+                    None => {
+                        for ((r, &cv), &mj) in row.iter_mut().zip(&*ci).zip(mask) {
+                            *r = cv + mj;
+                        }
+                    }
+                }
+                log_softmax_row(&row, pi, true);
+            }
+            let pd: &[F] = match keep {
+                Some(keep) => {
+                    let km = keep.flags((bi * h + hi) * ll, ll);
+                    for ((x, &y), kp) in dropped.iter_mut().zip(pr.iter()).zip(km) {
+                        *x = if kp { y * kd } else { F::ZERO };
+                    }
+                    &dropped
+                }
+                None => pr,
+            };
+            F::gemm_rows(
+                (l, l, dh),
+                pd,
+                (l, 1),
+                &vv[off..],
+                d,
+                F::ZERO,
+                &mut o[hi * dh..],
+                d,
+            );
+        }
+    };
+    if b * hll * dh < 1 << 16 {
+        out.chunks_mut(l * d)
+            .zip(context.chunks_mut(c_chunk))
+            .zip(probs.chunks_mut(p_chunk))
+            .enumerate()
+            .for_each(body);
+    } else {
+        out.par_chunks_mut(l * d)
+            .zip(context.par_chunks_mut(c_chunk))
+            .zip(probs.par_chunks_mut(p_chunk))
+            .enumerate()
+            .for_each(body);
+    }
+    let grid = |keep: bool, data: Vec<F>| {
+        if keep {
+            Tensor::from_vec(&[b, h, l, l], data)
+        } else {
+            Tensor::from_vec(&[0], Vec::new())
+        }
+    };
+    (
+        Tensor::from_vec(&[b, l, d], out),
+        grid(keeps.context, context),
+        grid(keeps.probs, probs),
+    )
 }
 
 /// Per head: dPd = dO Vᵀ, dV = Pdᵀ dO, dP = mask·dPd, dS = P (dP - Σ P dP), dC = dS·scale,
@@ -217,7 +268,7 @@ pub(crate) fn attention_backward<F: Float>(
     g: &[F],
     grads: &mut Grads<F>,
 ) {
-    let (b, l, d) = dims(tape, q, k, v, heads);
+    let (b, l, d) = dims(tape.value(q), tape.value(k), tape.value(v), heads);
     let (h, dh) = (heads, d / heads);
     let (hll, ll) = (h * l * l, l * l);
     let kd = F::from_f64(1.0 / (1.0 - p));

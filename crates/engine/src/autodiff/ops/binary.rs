@@ -183,6 +183,25 @@ fn row_broadcast(out: &[usize], shape: &[usize]) -> Option<usize> {
     (out[lead..] == *shape).then(|| shape.iter().product())
 }
 
+/// `dst += src` in place, `src` of `dst`'s shape or of a trailing part of it (a `[L, D]`
+/// encoding added to each sequence of a `[B, L, D]` batch): the values [`Tape::add`] gives,
+/// bit for bit (IEEE addition is commutative), without a new buffer.
+pub fn add_assign_forward<F: Float>(dst: &mut Tensor<F>, src: &Tensor<F>) {
+    assert!(
+        dst.shape.ends_with(&src.shape) && !src.data.is_empty(),
+        "add_assign: {:?} does not end with {:?}",
+        dst.shape,
+        src.shape
+    );
+    if dst.len() == src.len() {
+        crate::autodiff::tape::add_into(&mut dst.data, &src.data);
+    } else {
+        for d in dst.data.chunks_mut(src.len()) {
+            crate::autodiff::tape::add_into(d, &src.data);
+        }
+    }
+}
+
 impl<F: Float> Tape<F> {
     fn broadcast_op(
         &mut self,

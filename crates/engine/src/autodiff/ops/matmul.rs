@@ -4,12 +4,13 @@
 //! One strided GEMM ([`crate::kernels`]' driver) serves the forward and both backward
 //! products: a transposed operand is the same buffer read with swapped strides, never a copy.
 use super::binary::{broadcast_shape, for_each_broadcast, sum_to_shape};
+use super::elementwise::gelu_and_slope;
 use super::zeros;
 use super::{CHUNK, PAR_MIN};
 use super::{Op, Tape};
 use crate::autodiff::tape::{Grads, Var};
 use crate::float::Float;
-use crate::kernels::{gemm, gemm_new};
+use crate::kernels::{gemm, gemm_new, wide};
 use crate::tensor::Tensor;
 use rayon::prelude::*;
 
@@ -81,35 +82,51 @@ impl<F: Float> Tape<F> {
     /// `x W + b` over the last axis: x `[.., d_in]`, W `[d_in, d_out]`, b `[d_out]` →
     /// `[.., d_out]`, one GEMM over all leading positions with the bias added in place.
     pub fn linear(&mut self, x: Var, w: Var, b: Var) -> Var {
-        let (xv, wv, bv) = (self.value(x), self.value(w), self.value(b));
-        let d_in = *xv.shape.last().expect("linear: scalar input");
-        assert!(
-            wv.shape.len() == 2 && wv.shape[0] == d_in && bv.shape == [wv.shape[1]],
-            "linear: input {:?}, weight {:?}, bias {:?}",
-            xv.shape,
-            wv.shape,
-            bv.shape
-        );
-        let d_out = wv.shape[1];
-        let rows = xv.len() / d_in.max(1);
-        let mut out = gemm_new(rows, d_in, d_out, &xv.data, false, &wv.data, false, true);
-        if d_out > 0 {
-            let add_bias = |rows: &mut [F]| {
-                for row in rows.chunks_mut(d_out) {
-                    row.iter_mut().zip(&bv.data).for_each(|(o, &c)| *o += c);
-                }
-            };
-            if out.len() < PAR_MIN {
-                add_bias(&mut out);
-            } else {
-                out.par_chunks_mut(d_out * CHUNK.div_ceil(d_out))
-                    .for_each(add_bias);
-            }
-        }
-        let mut shape = xv.shape.clone();
-        *shape.last_mut().unwrap() = d_out;
-        self.push(Op::Linear { x, w, b }, Tensor::from_vec(&shape, out))
+        let y = linear_forward(self.value(x), self.value(w), self.value(b), false);
+        self.push(Op::Linear { x, w, b }, y)
     }
+}
+
+/// The forward of [`Tape::linear`] on plain tensors, `x W + b`, and with `gelu` the GELU of
+/// it in the same pass over the output: `gelu(x W + b)` equals [`Tape::linear`] followed by
+/// [`Tape::gelu`] bit for bit (each element is rounded after the bias add, as the tape stores
+/// it, before the GELU reads it).
+pub fn linear_forward<F: Float>(
+    xv: &Tensor<F>,
+    wv: &Tensor<F>,
+    bv: &Tensor<F>,
+    gelu: bool,
+) -> Tensor<F> {
+    let d_in = *xv.shape.last().expect("linear: scalar input");
+    assert!(
+        wv.shape.len() == 2 && wv.shape[0] == d_in && bv.shape == [wv.shape[1]],
+        "linear: input {:?}, weight {:?}, bias {:?}",
+        xv.shape,
+        wv.shape,
+        bv.shape
+    );
+    let d_out = wv.shape[1];
+    let rows = xv.len() / d_in.max(1);
+    let mut out = gemm_new(rows, d_in, d_out, &xv.data, false, &wv.data, false, true);
+    if d_out > 0 {
+        let add_bias = |rows: &mut [F]| {
+            for row in rows.chunks_mut(d_out) {
+                row.iter_mut().zip(&bv.data).for_each(|(o, &c)| *o += c);
+            }
+            if gelu {
+                wide(|| rows.iter_mut().for_each(|o| *o = gelu_and_slope(*o).0));
+            }
+        };
+        if out.len() < PAR_MIN {
+            add_bias(&mut out);
+        } else {
+            out.par_chunks_mut(d_out * CHUNK.div_ceil(d_out))
+                .for_each(add_bias);
+        }
+    }
+    let mut shape = xv.shape.clone();
+    *shape.last_mut().unwrap() = d_out;
+    Tensor::from_vec(&shape, out)
 }
 
 /// dx = G Wᵀ, dW = xᵀ G, db = G summed over rows (in row order), as the composed

@@ -264,41 +264,80 @@ fn layer_norm_rows<F: Float>(
     }
 }
 
+/// The forward of [`Tape::layer_norm`] on plain tensors: the normalised rows and each row's
+/// (mean, reciprocal standard deviation), which the tape keeps for backward.
+pub fn layer_norm_forward<F: Float>(
+    xv: &Tensor<F>,
+    gv: &Tensor<F>,
+    bv: &Tensor<F>,
+    eps: f64,
+) -> (Tensor<F>, Vec<(F, F)>) {
+    let d = *xv.shape.last().expect("layer_norm: scalar input");
+    assert!(
+        gv.shape == [d] && bv.shape == [d],
+        "layer_norm: input {:?} needs gain and bias [{d}], got {:?} and {:?}",
+        xv.shape,
+        gv.shape,
+        bv.shape
+    );
+    let rows = xv.len() / d.max(1);
+    let mut out = zeros(xv.len());
+    let mut stats = vec![(F::ZERO, F::ZERO); rows];
+    let eps = F::from_f64(eps);
+    let inv_d = F::ONE / F::from_f64(d as f64);
+    let body = |((o, x), st): RowBlock<'_, F>| {
+        layer_norm_rows(o, x, st, (&gv.data, &bv.data), eps, inv_d);
+    };
+    if xv.len() < PAR_MIN {
+        out.chunks_mut(LANES * d)
+            .zip(xv.data.chunks(LANES * d))
+            .zip(stats.chunks_mut(LANES))
+            .for_each(body);
+    } else {
+        out.par_chunks_mut(LANES * d)
+            .zip(xv.data.par_chunks(LANES * d))
+            .zip(stats.par_chunks_mut(LANES))
+            .with_min_len(ROWS / LANES)
+            .for_each(body);
+    }
+    (Tensor::from_vec(&xv.shape, out), stats)
+}
+
+/// The forward of [`Tape::embedding_shaped`] on plain tensors: the rows of `t [V, D]` picked
+/// by `ids`, shaped `[lead.., D]`.
+pub fn embedding_forward<F: Float>(t: &Tensor<F>, ids: &[usize], lead: &[usize]) -> Tensor<F> {
+    assert_eq!(
+        lead.iter().product::<usize>(),
+        ids.len(),
+        "embedding: {} ids cannot fill {lead:?}",
+        ids.len()
+    );
+    assert!(
+        t.shape.len() == 2,
+        "embedding: table must be [V, D], got {:?}",
+        t.shape
+    );
+    let (v, d) = (t.shape[0], t.shape[1]);
+    let mut out = Vec::with_capacity(ids.len() * d);
+    for &i in ids {
+        assert!(
+            i < v,
+            "embedding: id {i} out of range for table {:?}",
+            t.shape
+        );
+        out.extend_from_slice(&t.data[i * d..(i + 1) * d]);
+    }
+    let mut shape = lead.to_vec();
+    shape.push(d);
+    Tensor::from_vec(&shape, out)
+}
+
 impl<F: Float> Tape<F> {
     /// Layer norm over the last axis: `(x - mean) / sqrt(var + eps) * gain + bias`, one fused op
     /// that keeps each row's mean and reciprocal standard deviation for backward.
     pub fn layer_norm(&mut self, x: Var, gain: Var, bias: Var, eps: f64) -> Var {
-        let (xv, gv, bv) = (self.value(x), self.value(gain), self.value(bias));
-        let d = *xv.shape.last().expect("layer_norm: scalar input");
-        assert!(
-            gv.shape == [d] && bv.shape == [d],
-            "layer_norm: input {:?} needs gain and bias [{d}], got {:?} and {:?}",
-            xv.shape,
-            gv.shape,
-            bv.shape
-        );
-        let rows = xv.len() / d.max(1);
-        let mut out = zeros(xv.len());
-        let mut stats = vec![(F::ZERO, F::ZERO); rows];
-        let eps = F::from_f64(eps);
-        let inv_d = F::ONE / F::from_f64(d as f64);
-        let body = |((o, x), st): RowBlock<'_, F>| {
-            layer_norm_rows(o, x, st, (&gv.data, &bv.data), eps, inv_d);
-        };
-        if xv.len() < PAR_MIN {
-            out.chunks_mut(LANES * d)
-                .zip(xv.data.chunks(LANES * d))
-                .zip(stats.chunks_mut(LANES))
-                .for_each(body);
-        } else {
-            out.par_chunks_mut(LANES * d)
-                .zip(xv.data.par_chunks(LANES * d))
-                .zip(stats.par_chunks_mut(LANES))
-                .with_min_len(ROWS / LANES)
-                .for_each(body);
-        }
+        let (y, stats) = layer_norm_forward(self.value(x), self.value(gain), self.value(bias), eps);
         let (mean, rstd) = stats.into_iter().unzip();
-        let shape = xv.shape.clone();
         let op = Op::LayerNorm {
             x,
             gain,
@@ -306,7 +345,7 @@ impl<F: Float> Tape<F> {
             mean,
             rstd,
         };
-        self.push(op, Tensor::from_vec(&shape, out))
+        self.push(op, y)
     }
 
     /// Rows of `table [V, D]` picked by `ids`: output `[ids.len(), D]`.
@@ -317,35 +356,12 @@ impl<F: Float> Tape<F> {
     /// [`Tape::embedding`] with output `[lead.., D]` (`lead` holding `ids.len()` elements): a
     /// token batch's `[B, L, D]` directly, without a reshape copying every row again.
     pub fn embedding_shaped(&mut self, table: Var, ids: &[usize], lead: &[usize]) -> Var {
-        assert_eq!(
-            lead.iter().product::<usize>(),
-            ids.len(),
-            "embedding: {} ids cannot fill {lead:?}",
-            ids.len()
-        );
-        let t = self.value(table);
-        assert!(
-            t.shape.len() == 2,
-            "embedding: table must be [V, D], got {:?}",
-            t.shape
-        );
-        let (v, d) = (t.shape[0], t.shape[1]);
-        let mut out = Vec::with_capacity(ids.len() * d);
-        for &i in ids {
-            assert!(
-                i < v,
-                "embedding: id {i} out of range for table {:?}",
-                t.shape
-            );
-            out.extend_from_slice(&t.data[i * d..(i + 1) * d]);
-        }
+        let y = embedding_forward(self.value(table), ids, lead);
         let op = Op::Embedding {
             table,
             ids: ids.to_vec(),
         };
-        let mut shape = lead.to_vec();
-        shape.push(d);
-        self.push(op, Tensor::from_vec(&shape, out))
+        self.push(op, y)
     }
 
     /// Inverted dropout: zero each element with probability `p`, scale the rest by 1/(1-p).
