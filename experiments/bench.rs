@@ -1,6 +1,6 @@
 //! `bench`: training-step timings of the benchmark configs, GEMM throughput, and a scaling
 //! sweep (the fixtures and measurements live in `at5_app::bench`).
-use at5_app::bench::{BenchArgs, bench_gemm, bench_scaling, bench_steps};
+use at5_app::bench::{BenchArgs, bench_eval, bench_gemm, bench_scaling, bench_steps};
 use at5_app::cli::{init_threads, usage_error};
 use clap::Parser;
 
@@ -20,6 +20,8 @@ fn main() {
     let r = if cli.gemm {
         bench_gemm(&cli, threads);
         Ok(())
+    } else if cli.eval {
+        bench_eval(&cli, threads)
     } else if cli.scaling {
         bench_scaling(&cli, threads)
     } else {

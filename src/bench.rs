@@ -50,6 +50,11 @@ pub struct BenchArgs {
     /// Also print the time per op kind, forward and backward, per timed step.
     #[arg(long)]
     pub profile: bool,
+    /// Time an evaluation forward of `--config` at `--batch` (default 256, the training loop's
+    /// evaluation batch) both ways, on an evaluation tape and without a recorded graph
+    /// (`Model::predict`), alternating, and check the two outputs are the same bits.
+    #[arg(long, conflicts_with_all = ["gemm", "scaling", "json"])]
+    pub eval: bool,
     /// Compute every row of the last block (the whole graph, as PyTorch runs it): the fair
     /// side-by-side comparison. By default only the pooled row is computed there, which is
     /// what a training run costs.
@@ -398,6 +403,76 @@ pub fn bench_steps(cli: &BenchArgs, threads: usize) -> Result<(), String> {
             t.rss_end_mb
         );
     }
+    Ok(())
+}
+
+/// Times evaluation forwards of `--config` on an evaluation tape and through
+/// [`Model::predict`], `--steps` runs of each in turn (after `--warmup`), and checks they give
+/// the same bits.
+pub fn bench_eval(cli: &BenchArgs, threads: usize) -> Result<(), String> {
+    let mut s = shape(&cli.config)?;
+    s.l = cli.seq_len.unwrap_or(s.l);
+    s.b = cli.batch.unwrap_or(at5::train::EVAL_BATCH);
+    let config = model_config(&s, bias_config(&cli.bias, s.l)?);
+    let mut store = ParamStore::<f32>::new();
+    let model = Model::new(config, &mut store, 7)?;
+    let (batch, _) = random_batch(&s, 11);
+    model.check_batch(&batch)?;
+    let opts = ForwardOpts {
+        whole_graph: cli.no_prune,
+        ..ForwardOpts::default()
+    };
+    // Each timing is a run of consecutive forwards, as an evaluation makes them: one way's
+    // freed buffers are the next forward's memory, which a single call after the other way
+    // would not show.
+    const RUN: usize = 4;
+    let (mut tape_ms, mut predict_ms) = (Vec::new(), Vec::new());
+    let mut tape = Tape::<f32>::eval();
+    for i in 0..cli.warmup + cli.steps {
+        let t0 = Instant::now();
+        let mut want = Vec::new();
+        for _ in 0..RUN {
+            tape.clear();
+            let p = store.bind(&mut tape);
+            let out = model.forward(&mut tape, &p, &batch, &opts).output;
+            want = tape.value(out).data.clone();
+        }
+        tape.clear();
+        let t1 = Instant::now();
+        let mut got = Vec::new();
+        for _ in 0..RUN {
+            got = model.predict(&store, &batch, &opts).data;
+        }
+        let t2 = Instant::now();
+        if got
+            .iter()
+            .map(|v| v.to_bits())
+            .ne(want.iter().map(|v| v.to_bits()))
+        {
+            return Err("bench --eval: predict and the evaluation tape disagree".into());
+        }
+        if i >= cli.warmup {
+            tape_ms.push((t1 - t0).as_secs_f64() * 1e3 / RUN as f64);
+            predict_ms.push((t2 - t1).as_secs_f64() * 1e3 / RUN as f64);
+        }
+    }
+    let (tape, predict) = (median(&mut tape_ms), median(&mut predict_ms));
+    let graph = if cli.no_prune { "whole" } else { "pruned" };
+    crate::outln!(
+        "config {} (L={} B={} D={}), bias {}, {threads} threads, {} kernels, {graph} graph",
+        s.name,
+        s.l,
+        s.b,
+        s.d,
+        cli.bias,
+        at5::kernels::active().name()
+    );
+    crate::outln!(
+        "evaluation forward: tape {tape:.2} ms, predict {predict:.2} ms ({:.2}x); medians of {} \
+         alternating runs of {RUN} forwards each; same output bits",
+        tape / predict,
+        cli.steps
+    );
     Ok(())
 }
 
