@@ -2528,3 +2528,40 @@ fn the_two_process50_dedup_rules_give_the_same_data_at_the_paper_seed() {
     );
     assert_eq!(thousands(2 * per_class), "30 000");
 }
+
+/// The departures' running notes on Process-50 are what the finished records hold.
+#[test]
+fn the_departures_process50_notes_are_the_committed_records() {
+    const NOTES: &str = "results/paper-departures/README.md";
+    let done: Vec<(u32, Value)> = (1..=5)
+        .map(|s| {
+            let dir = format!("results/paper-departures/runs/process50-t5-s{s}");
+            (s, dir)
+        })
+        .filter(|(_, d)| Path::new(d).join("record.json").exists())
+        .map(|(s, d)| (s, record(Path::new(&d))))
+        .filter(|(_, r)| r["status"] == "completed")
+        .collect();
+    let seeds: Vec<u32> = done.iter().map(|(s, _)| *s).collect();
+    assert_eq!(seeds, [1, 2, 3], "the notes cover seeds 1 to 3");
+    let runs: Vec<Value> = done.into_iter().map(|(_, r)| r).collect();
+    let paper: Vec<Value> = (1..=3)
+        .map(|s| record(Path::new(&format!("results/paper/runs/process50-t5-s{s}"))))
+        .collect();
+    let line = format!(
+        "**Process-50, T5 so far (seeds 1, 2 and 3)**: {} test (best dev epochs {} of 100), \
+         against {} for the same seeds in `../paper/`.",
+        each_of(&runs, |r| pct(&r["best"]["test"]["accuracy"])),
+        each_of(&runs, |r| r["best"]["epoch"].to_string()),
+        each_of(&paper, |r| pct(&r["best"]["test"]["accuracy"])),
+    );
+    let from = "results/paper{-departures,}/runs/process50-t5-s{1..3}";
+    says(NOTES, &page(NOTES), &line, from);
+    let dev = dev_accuracies(&runs[1]);
+    assert_eq!(dev.len(), 100);
+    let line = format!(
+        "(seed 2's last ten epochs: {} %)",
+        span(dev[90..].iter().map(|x| 100.0 * x), |x| format!("{x:.1}"))
+    );
+    says(NOTES, &page(NOTES), &line, from);
+}
