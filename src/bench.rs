@@ -53,7 +53,7 @@ pub struct BenchArgs {
     /// Time an evaluation forward of `--config` at `--batch` (default 256, the training loop's
     /// evaluation batch) both ways, on an evaluation tape and without a recorded graph
     /// (`Model::predict`), alternating, and check the two outputs are the same bits.
-    #[arg(long, conflicts_with_all = ["gemm", "scaling", "json"])]
+    #[arg(long, conflicts_with_all = ["gemm", "scaling", "json", "profile"])]
     pub eval: bool,
     /// Compute every row of the last block (the whole graph, as PyTorch runs it): the fair
     /// side-by-side comparison. By default only the pooled row is computed there, which is

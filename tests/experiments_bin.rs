@@ -217,6 +217,22 @@ fn bench_prints_its_json_fields() {
 }
 
 #[test]
+fn bench_eval_times_both_paths_and_checks_their_bits() {
+    for graph in [&[][..], &["--no-prune"][..]] {
+        let mut args = vec!["--eval", "--config", "T", "--steps", "2", "--warmup", "0"];
+        args.extend(graph);
+        let out = run(env!("CARGO_BIN_EXE_bench"), &args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("B=256"),
+            "the evaluation batch by default: {text}"
+        );
+        assert!(text.contains("; same output bits"), "{text}");
+        assert!(text.contains("x); medians of 2 alternating runs"), "{text}");
+    }
+}
+
+#[test]
 fn bad_experiment_flags_exit_2() {
     for (bin, args) in [
         (env!("CARGO_BIN_EXE_reproduce"), vec!["--biases", "nope"]),
@@ -270,6 +286,7 @@ fn bad_experiment_flags_exit_2() {
         ),
         // Flags a mode would ignore.
         (env!("CARGO_BIN_EXE_bench"), vec!["--gemm", "--scaling"]),
+        (env!("CARGO_BIN_EXE_bench"), vec!["--eval", "--profile"]),
         (
             env!("CARGO_BIN_EXE_sweep"),
             vec!["--task", "adding", "--lag-len", "64"],
