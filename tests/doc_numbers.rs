@@ -2565,3 +2565,39 @@ fn the_departures_process50_notes_are_the_committed_records() {
     );
     says(NOTES, &page(NOTES), &line, from);
 }
+
+/// paper-std01's note on its finished Process-50 AT5-NoB seeds is what their records hold.
+#[test]
+fn the_paper_std01_process50_nob_note_is_the_committed_records() {
+    const NOTES: &str = "results/paper-std01/README.md";
+    let done: Vec<Value> = (1..=5)
+        .map(|s| format!("results/paper-std01/runs/process50-at5-nob-s{s}"))
+        .filter(|d| Path::new(d).join("record.json").exists())
+        .map(|d| record(Path::new(&d)))
+        .filter(|r| r["status"] == "completed")
+        .collect();
+    assert_eq!(done.len(), 2, "the note covers seeds 1 and 2");
+    let seeds: Vec<u64> = done.iter().map(|r| r["seed"].as_u64().unwrap()).collect();
+    assert_eq!(seeds, [1, 2]);
+    let at001: Vec<Value> = (1..=2)
+        .map(|s| {
+            record(Path::new(&format!(
+                "results/paper/runs/process50-at5-nob-s{s}"
+            )))
+        })
+        .collect();
+    let line = format!(
+        "**Process-50 AT5-NoB so far (seeds 1 and 2): {}** (best dev epochs {} of 100), against {} \
+         for the same seeds at std 0.01 (`../paper/`); dev first above 80 % at epochs {}.",
+        each_of(&done, |r| pct(&r["best"]["test"]["accuracy"])),
+        each_of(&done, |r| r["best"]["epoch"].to_string()),
+        each_of(&at001, |r| pct(&r["best"]["test"]["accuracy"])),
+        each_of(&done, |r| first_dev_at(r, 0.8).to_string()),
+    );
+    says(
+        NOTES,
+        &page(NOTES),
+        &line,
+        "results/paper{-std01,}/runs/process50-at5-nob-s{1,2}",
+    );
+}
