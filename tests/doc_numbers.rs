@@ -877,13 +877,7 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
     );
     says(README, &page(README), &line, from);
     // Reber AT5-NoB at std 0.1 against std 0.01, five seeds each.
-    let nob: Vec<Value> = (1..=5)
-        .map(|s| {
-            record(Path::new(&format!(
-                "results/paper-std01/runs/reber-at5-nob-s{s}"
-            )))
-        })
-        .collect();
+    let nob = seed_records("paper-std01", "reber-at5-nob", 1..=5);
     assert!(nob.iter().all(|r| r["status"] == "completed"));
     let nob001 = tests("results/paper", "reber-at5-nob-s");
     assert_eq!(nob001.len(), 5);
@@ -902,13 +896,7 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         &line,
         "results/paper{-std01,}/runs/reber-at5-nob-s*",
     );
-    let deps: Vec<Value> = (1..=5)
-        .map(|s| {
-            record(Path::new(&format!(
-                "results/paper-departures/runs/reber-at5-s{s}"
-            )))
-        })
-        .collect();
+    let deps = seed_records("paper-departures", "reber-at5", 1..=5);
     assert!(deps.iter().all(|r| r["status"] == "completed"));
     let line = format!(
         "Dev above 60 % at epochs {}, above 90 % at {}; {} test at the best dev epochs {}",
@@ -925,13 +913,7 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
     );
     // T5 under the same departures, and AT5 − T5 there, in the notes, the README and the
     // paper run's reading.
-    let t5: Vec<Value> = (1..=5)
-        .map(|s| {
-            record(Path::new(&format!(
-                "results/paper-departures/runs/reber-t5-s{s}"
-            )))
-        })
-        .collect();
+    let t5 = seed_records("paper-departures", "reber-t5", 1..=5);
     assert!(t5.iter().all(|r| r["status"] == "completed"));
     let pct2 = |r: &Value| {
         format!(
@@ -1003,19 +985,7 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
     // folder, never committed, is passed over), what each reached, and the reading the notes
     // give.
     let alone = |set: &str, bias: &str, places: usize| -> (String, Vec<f64>, String) {
-        let done: Vec<(u32, Value)> = (1..=5)
-            .map(|s| {
-                (
-                    s,
-                    Path::new("results")
-                        .join(set)
-                        .join(format!("runs/reber-{bias}-s{s}")),
-                )
-            })
-            .filter(|(_, d)| d.join("record.json").exists())
-            .map(|(s, d)| (s, record(&d)))
-            .filter(|(_, r)| r["status"] == "completed")
-            .collect();
+        let done = finished_seeds(set, &format!("reber-{bias}"));
         assert!(!done.is_empty(), "{set}: no finished {bias} run");
         let and = |xs: Vec<String>| match xs.split_last() {
             Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
@@ -1109,19 +1079,13 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
     );
     // Revision 2's Reber cells: the output layer alone, both families complete.
     let (a2, t2): (Vec<f64>, Vec<f64>) = (
-        (1..=5)
-            .map(|s| {
-                best_test(&record(Path::new(&format!(
-                    "results/paper-head-init/runs/reber-at5-s{s}"
-                ))))
-            })
+        seed_records("paper-head-init", "reber-at5", 1..=5)
+            .iter()
+            .map(best_test)
             .collect(),
-        (1..=5)
-            .map(|s| {
-                best_test(&record(Path::new(&format!(
-                    "results/paper-head-init/runs/reber-t5-s{s}"
-                ))))
-            })
+        seed_records("paper-head-init", "reber-t5", 1..=5)
+            .iter()
+            .map(best_test)
             .collect(),
     );
     let cell2 = |xs: &[f64]| {
@@ -1286,6 +1250,37 @@ fn span(values: impl IntoIterator<Item = f64>, f: impl Fn(f64) -> String) -> Str
         .into_iter()
         .fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(x), h.max(x)));
     format!("{}–{}", f(lo), f(hi))
+}
+
+/// The records of `results/{set}/runs/{run}-s{seed}`, one per seed of `seeds`.
+fn seed_records(set: &str, run: &str, seeds: std::ops::RangeInclusive<u32>) -> Vec<Value> {
+    seeds
+        .map(|s| {
+            record(
+                &Path::new("results")
+                    .join(set)
+                    .join(format!("runs/{run}-s{s}")),
+            )
+        })
+        .collect()
+}
+
+/// The seeds 1 to 5 of `results/{set}/runs/{run}-s*` that have finished, with their records: a
+/// running run's folder, never committed, is passed over.
+fn finished_seeds(set: &str, run: &str) -> Vec<(u32, Value)> {
+    (1..=5)
+        .map(|s| {
+            (
+                s,
+                Path::new("results")
+                    .join(set)
+                    .join(format!("runs/{run}-s{s}")),
+            )
+        })
+        .filter(|(_, d)| d.join("record.json").exists())
+        .map(|(s, d)| (s, record(&d)))
+        .filter(|(_, r)| r["status"] == "completed")
+        .collect()
 }
 
 /// Every record under `dir/runs/` whose folder name starts with `prefix`, in name order.
@@ -2533,21 +2528,11 @@ fn the_two_process50_dedup_rules_give_the_same_data_at_the_paper_seed() {
 #[test]
 fn the_departures_process50_notes_are_the_committed_records() {
     const NOTES: &str = "results/paper-departures/README.md";
-    let done: Vec<(u32, Value)> = (1..=5)
-        .map(|s| {
-            let dir = format!("results/paper-departures/runs/process50-t5-s{s}");
-            (s, dir)
-        })
-        .filter(|(_, d)| Path::new(d).join("record.json").exists())
-        .map(|(s, d)| (s, record(Path::new(&d))))
-        .filter(|(_, r)| r["status"] == "completed")
-        .collect();
+    let done = finished_seeds("paper-departures", "process50-t5");
     let seeds: Vec<u32> = done.iter().map(|(s, _)| *s).collect();
     assert_eq!(seeds, [1, 2, 3], "the notes cover seeds 1 to 3");
     let runs: Vec<Value> = done.into_iter().map(|(_, r)| r).collect();
-    let paper: Vec<Value> = (1..=3)
-        .map(|s| record(Path::new(&format!("results/paper/runs/process50-t5-s{s}"))))
-        .collect();
+    let paper = seed_records("paper", "process50-t5", 1..=3);
     let line = format!(
         "**Process-50, T5 so far (seeds 1, 2 and 3)**: {} test (best dev epochs {} of 100), \
          against {} for the same seeds in `../paper/`.",
@@ -2570,22 +2555,11 @@ fn the_departures_process50_notes_are_the_committed_records() {
 #[test]
 fn the_paper_std01_process50_nob_note_is_the_committed_records() {
     const NOTES: &str = "results/paper-std01/README.md";
-    let done: Vec<Value> = (1..=5)
-        .map(|s| format!("results/paper-std01/runs/process50-at5-nob-s{s}"))
-        .filter(|d| Path::new(d).join("record.json").exists())
-        .map(|d| record(Path::new(&d)))
-        .filter(|r| r["status"] == "completed")
-        .collect();
-    assert_eq!(done.len(), 2, "the note covers seeds 1 and 2");
-    let seeds: Vec<u64> = done.iter().map(|r| r["seed"].as_u64().unwrap()).collect();
-    assert_eq!(seeds, [1, 2]);
-    let at001: Vec<Value> = (1..=2)
-        .map(|s| {
-            record(Path::new(&format!(
-                "results/paper/runs/process50-at5-nob-s{s}"
-            )))
-        })
-        .collect();
+    let (seeds, done): (Vec<u32>, Vec<Value>) = finished_seeds("paper-std01", "process50-at5-nob")
+        .into_iter()
+        .unzip();
+    assert_eq!(seeds, [1, 2], "the note covers seeds 1 and 2");
+    let at001 = seed_records("paper", "process50-at5-nob", 1..=2);
     let line = format!(
         "**Process-50 AT5-NoB so far (seeds 1 and 2): {}** (best dev epochs {} of 100), against {} \
          for the same seeds at std 0.01 (`../paper/`); dev first above 80 % at epochs {}.",
