@@ -1114,6 +1114,22 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
             "results/paper-head-init/runs/reber-{at5,t5}-s{1..5}",
         );
     }
+    // The paper set's reading names the departure that decides it, with both sets' cells.
+    says(
+        reading,
+        &page(reading),
+        &format!(
+            "with the original's alone AT5 solves Reber in 5 of 5 seeds ({}, AT5 − T5 = {} [{}, \
+             {}]; `../paper-head-init/`), with the head mask alone in none ({}; \
+             `../paper-head-mask/`)",
+            cell(&init),
+            signed2(d2),
+            signed2(lo2),
+            signed2(hi2),
+            cell(&mask)
+        ),
+        "results/paper-head-{init,mask}/runs/reber-{at5,t5}-s*",
+    );
     // ... and in the set's own reading, with when each run first passed 90 % dev.
     let init_page = "results/paper-head-init/README.md";
     let first90 = |bias: &str| -> String {
