@@ -170,6 +170,9 @@ fn packing_gemm_paths_agree_bit_for_bit() {
         // Past one block of rows (256) and of columns (768) of the packing, and a tall k.
         (300, 40, 800),
         (40, 3000, 20),
+        // B read in place (rows contiguous, whole vectors) and, at a 4 KiB row stride, packed.
+        (20, 30, 1024),
+        (33, 300, 64),
     ] {
         for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
             for beta in [0.0f32, 1.0] {

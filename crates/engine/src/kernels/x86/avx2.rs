@@ -251,6 +251,7 @@ pub(in crate::kernels) const PACKED: crate::kernels::x86::packed::Geometry =
         nr: 16,
         mc: 120,
         nc: 768,
+        lanes: 8,
         tile: packed_tile,
     };
 
@@ -266,6 +267,7 @@ unsafe fn packed_tile(
     kc: usize,
     a: *const f32,
     b: *const f32,
+    ldb: usize,
     c: *mut f32,
     rsc: usize,
     rows: usize,
@@ -275,9 +277,9 @@ unsafe fn packed_tile(
     // SAFETY: as the caller guarantees.
     unsafe {
         if cols > 8 {
-            packed_block::<2>(kc, a, b, c, rsc, rows, cols, scale)
+            packed_block::<2>(kc, a, b, ldb, c, rsc, rows, cols, scale)
         } else {
-            packed_block::<1>(kc, a, b, c, rsc, rows, cols, scale)
+            packed_block::<1>(kc, a, b, ldb, c, rsc, rows, cols, scale)
         }
     }
 }
@@ -290,6 +292,7 @@ unsafe fn packed_block<const V: usize>(
     kc: usize,
     a: *const f32,
     b: *const f32,
+    ldb: usize,
     c: *mut f32,
     rsc: usize,
     rows: usize,
@@ -297,7 +300,6 @@ unsafe fn packed_block<const V: usize>(
     scale: f32,
 ) {
     const MR: usize = 6;
-    const NR: usize = 16;
     let mut s = [[_mm256_setzero_ps(); V]; MR];
     // SAFETY (whole body): the panels hold kc × MR and kc × NR floats; C is written only in
     // its valid rows and (masked) columns.
@@ -315,7 +317,7 @@ unsafe fn packed_block<const V: usize>(
                 }
             }
             ap = ap.add(MR);
-            bp = bp.add(NR);
+            bp = bp.add(ldb);
         }
         let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         let mut mask = [_mm256_setzero_si256(); V];

@@ -191,6 +191,7 @@ pub(in crate::kernels) const PACKED: crate::kernels::x86::packed::Geometry =
         nr: 48,
         mc: 128,
         nc: 768,
+        lanes: 16,
         tile: packed_tile,
     };
 
@@ -206,6 +207,7 @@ unsafe fn packed_tile(
     kc: usize,
     a: *const f32,
     b: *const f32,
+    ldb: usize,
     c: *mut f32,
     rsc: usize,
     rows: usize,
@@ -215,9 +217,9 @@ unsafe fn packed_tile(
     // SAFETY: as the caller guarantees.
     unsafe {
         match cols.div_ceil(16) {
-            3 => packed_block::<3>(kc, a, b, c, rsc, rows, cols, scale),
-            2 => packed_block::<2>(kc, a, b, c, rsc, rows, cols, scale),
-            _ => packed_block::<1>(kc, a, b, c, rsc, rows, cols, scale),
+            3 => packed_block::<3>(kc, a, b, ldb, c, rsc, rows, cols, scale),
+            2 => packed_block::<2>(kc, a, b, ldb, c, rsc, rows, cols, scale),
+            _ => packed_block::<1>(kc, a, b, ldb, c, rsc, rows, cols, scale),
         }
     }
 }
@@ -230,6 +232,7 @@ unsafe fn packed_block<const V: usize>(
     kc: usize,
     a: *const f32,
     b: *const f32,
+    ldb: usize,
     c: *mut f32,
     rsc: usize,
     rows: usize,
@@ -237,7 +240,6 @@ unsafe fn packed_block<const V: usize>(
     scale: f32,
 ) {
     const MR: usize = 8;
-    const NR: usize = 48;
     let mut s = [[_mm512_setzero_ps(); V]; MR];
     // SAFETY (whole body): the panels hold kc × MR and kc × NR floats; C is written only in
     // its valid rows and (masked) columns.
@@ -261,7 +263,7 @@ unsafe fn packed_block<const V: usize>(
                 }
             }
             ap = ap.add(MR);
-            bp = bp.add(NR);
+            bp = bp.add(ldb);
         }
         let mut mask = [0 as __mmask16; V];
         for (v, m) in mask.iter_mut().enumerate() {

@@ -15,12 +15,13 @@ use crate::kernels::portable::GEMM_KC;
 use std::arch::x86_64::*;
 use std::cell::RefCell;
 
-/// A register tile: `kernel(kc, a, b, c, rsc, rows, cols, scale)` computes the `MR × NR`
-/// products of a packed A panel (`kc × MR`, k-major) and a packed B panel (`kc × NR`) and
-/// writes the `rows × cols` valid part into C: `C = acc` when `scale` is 0, else
-/// `C = C·scale + acc` (two roundings, as the portable loop).
+/// A register tile: `kernel(kc, a, b, ldb, c, rsc, rows, cols, scale)` computes the `MR × NR`
+/// products of a packed A panel (`kc × MR`, k-major) and a B panel of kc rows `ldb` apart (a
+/// packed panel, `ldb` = NR, or B itself, `ldb` its row stride) and writes the `rows × cols`
+/// valid part into C: `C = acc` when `scale` is 0, else `C = C·scale + acc` (two roundings, as
+/// the portable loop). The tile reads whole vectors of B up to `cols` rounded up to the lanes.
 pub(in crate::kernels) type Tile =
-    unsafe fn(usize, *const f32, *const f32, *mut f32, usize, usize, usize, f32);
+    unsafe fn(usize, *const f32, *const f32, usize, *mut f32, usize, usize, usize, f32);
 
 /// A path's register tile and cache blocks.
 pub(in crate::kernels) struct Geometry {
@@ -32,6 +33,9 @@ pub(in crate::kernels) struct Geometry {
     pub mc: usize,
     /// Columns of B per packed block.
     pub nc: usize,
+    /// Floats per vector register: a B whose rows are contiguous and a multiple of this long
+    /// is read in place instead of packed (see [`direct_b`]).
+    pub lanes: usize,
     /// The microkernel.
     pub tile: Tile,
 }
@@ -51,6 +55,17 @@ fn aligned(v: &mut Vec<f32>, len: usize) -> *mut f32 {
     }
     let p = v.as_mut_ptr();
     p.wrapping_add(p.align_offset(64).min(15))
+}
+
+/// Whether B is read in place by the tiles rather than packed: its rows are contiguous (B
+/// row-major: the weight gradient's `dY`, the forward's W) and n is a whole number of vectors,
+/// so no tile reads past a row. Packing such a B only copies it, a pass over all of it (9.8 MB
+/// for a weight gradient over 3200 rows of 768) that the tiles then read again; reading it in
+/// place made the AVX-512 weight gradients 1.06–1.37× faster and changed no bit (the arithmetic
+/// is the same). Not when the row stride is a multiple of 4 KiB: every row of a panel then
+/// falls in the same cache sets (a 1024-square product ran at two thirds of its packed speed).
+fn direct_b(g: &Geometry, (rsb, csb): (usize, usize), n: usize) -> bool {
+    csb == 1 && n % g.lanes == 0 && rsb % 1024 != 0
 }
 
 /// `C = A B + beta C` on a path's tile: A m×k with strides (rsa, csa), B k×n with strides
@@ -87,20 +102,26 @@ pub(in crate::kernels) unsafe fn sgemm(
     let kc_max = GEMM_KC.min(k);
     let mc_max = g.mc.min(m.next_multiple_of(mr));
     let nc_max = g.nc.min(n.next_multiple_of(nr));
+    let direct = direct_b(g, (rsb, csb), n);
     BUFFERS.with_borrow_mut(|(va, vb)| {
         let pa = aligned(va, mc_max * kc_max);
-        let pb = aligned(vb, nc_max * kc_max);
+        let pb = aligned(vb, if direct { 0 } else { nc_max * kc_max });
         for jc in (0..n).step_by(nc_max) {
             let nc = nc_max.min(n - jc);
             for (block, pc) in (0..k).step_by(GEMM_KC).enumerate() {
                 let kc = kc_max.min(k - pc);
-                for (q, j) in (0..nc).step_by(nr).enumerate() {
-                    // SAFETY: the panel lies inside B and the buffer; the CPU has AVX2.
-                    unsafe {
-                        let src = b.add(pc * rsb + (jc + j) * csb);
-                        pack(kc, src, (rsb, csb), nr.min(nc - j), nr, pb.add(q * nr * kc));
+                let panels = if direct {
+                    Panels::of_b(b.wrapping_add(pc * rsb + jc), rsb, nr)
+                } else {
+                    for (q, j) in (0..nc).step_by(nr).enumerate() {
+                        // SAFETY: the panel lies inside B and the buffer; the CPU has AVX2.
+                        unsafe {
+                            let src = b.add(pc * rsb + (jc + j) * csb);
+                            pack(kc, src, (rsb, csb), nr.min(nc - j), nr, pb.add(q * nr * kc));
+                        }
                     }
-                }
+                    Panels::packed(pb, kc, nr)
+                };
                 let scale = if block == 0 { beta } else { 1.0 };
                 for ic in (0..m).step_by(mc_max) {
                     let mc = mc_max.min(m - ic);
@@ -111,12 +132,49 @@ pub(in crate::kernels) unsafe fn sgemm(
                             pack(kc, src, (csa, rsa), mr.min(mc - i), mr, pa.add(q * mr * kc));
                         }
                     }
-                    // SAFETY: the packed panels hold the block; its tiles lie inside C.
-                    unsafe { tiles(g, (mc, kc, nc), pa, pb, c.add(ic * rsc + jc), rsc, scale) };
+                    // SAFETY: the panels hold the block; its tiles lie inside C.
+                    unsafe {
+                        tiles(
+                            g,
+                            (mc, kc, nc),
+                            pa,
+                            panels,
+                            c.add(ic * rsc + jc),
+                            rsc,
+                            scale,
+                        )
+                    };
                 }
             }
         }
     });
+}
+
+/// Where a block's B panels lie: panel q at `start + q·step`, its kc rows `ldb` apart.
+#[derive(Clone, Copy)]
+struct Panels {
+    start: *const f32,
+    step: usize,
+    ldb: usize,
+}
+
+impl Panels {
+    /// Packed panels of `kc × nr`, one after another.
+    fn packed(pb: *const f32, kc: usize, nr: usize) -> Panels {
+        Panels {
+            start: pb,
+            step: nr * kc,
+            ldb: nr,
+        }
+    }
+    /// B's own rows, `rsb` apart, from the block's first element.
+    fn of_b(b: *const f32, rsb: usize, nr: usize) -> Panels {
+        Panels {
+            start: b,
+            step: nr,
+            ldb: rsb,
+        }
+    }
 }
 
 /// Every tile of an `mc × nc` block of C from packed A (`mc × kc`) and B (`kc × nc`) panels:
@@ -130,7 +188,7 @@ unsafe fn tiles(
     g: &Geometry,
     (mc, kc, nc): (usize, usize, usize),
     pa: *const f32,
-    pb: *const f32,
+    pb: Panels,
     c: *mut f32,
     rsc: usize,
     scale: f32,
@@ -143,7 +201,8 @@ unsafe fn tiles(
                 (g.tile)(
                     kc,
                     pa.add(qi * mr * kc),
-                    pb.add(qj * nr * kc),
+                    pb.start.add(qj * pb.step),
+                    pb.ldb,
                     c.add(i * rsc + j),
                     rsc,
                     mr.min(mc - i),
@@ -194,7 +253,11 @@ pub(in crate::kernels) unsafe fn sgemm_rows(
     }
     // Every k-block of a column block of B, each `GEMM_KC` deep but the last.
     let nc_max = g.nc.min(n.next_multiple_of(g.nr));
-    let len = k.div_ceil(GEMM_KC) * GEMM_KC.min(k) * nc_max;
+    let len = if direct_b(g, (rsb, csb), n) {
+        0
+    } else {
+        k.div_ceil(GEMM_KC) * GEMM_KC.min(k) * nc_max
+    };
     let args = ((m, k, n), a, (rsa, csa), b, (rsb, csb), beta, c, rsc, rows);
     // The calling thread's buffer, unless a product it is waiting for holds it already (a
     // thread that waits for rayon tasks may run another product's meanwhile).
@@ -243,6 +306,7 @@ unsafe fn rows_on(
     let (mr, nr) = (g.mr, g.nr);
     let kc_max = GEMM_KC.min(k);
     let nc_max = g.nc.min(n.next_multiple_of(nr));
+    let direct = direct_b(g, (rsb, csb), n);
     let pb = Shared(pb);
     let (a, b, c) = (Shared(a), Shared(b), Shared(c));
     for jc in (0..n).step_by(nc_max) {
@@ -251,7 +315,7 @@ unsafe fn rows_on(
         // k-block `block` starts at `block · GEMM_KC · nc.next_multiple_of(nr)` in the buffer,
         // its panels `kc × nr` each, as `sgemm` lays out its one block.
         let block_len = kc_max * panels * nr;
-        let blocks = k.div_ceil(GEMM_KC);
+        let blocks = if direct { 0 } else { k.div_ceil(GEMM_KC) };
         (0..blocks * panels).into_par_iter().for_each(|t| {
             let (block, q) = (t / panels, t % panels);
             let pc = block * GEMM_KC;
@@ -272,7 +336,11 @@ unsafe fn rows_on(
                 for (block, pc) in (0..k).step_by(GEMM_KC).enumerate() {
                     let kc = kc_max.min(k - pc);
                     let scale = if block == 0 { beta } else { 1.0 };
-                    let pbk = pb.get().wrapping_add(block * block_len);
+                    let pbk = if direct {
+                        Panels::of_b(b.get().wrapping_add(pc * rsb + jc), rsb, nr)
+                    } else {
+                        Panels::packed(pb.get().wrapping_add(block * block_len), kc, nr)
+                    };
                     for ic in (r0..r1).step_by(mc_max) {
                         let mc = mc_max.min(r1 - ic);
                         for (q, i) in (0..mc).step_by(mr).enumerate() {
