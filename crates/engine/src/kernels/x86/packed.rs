@@ -65,7 +65,7 @@ fn aligned(v: &mut Vec<f32>, len: usize) -> *mut f32 {
 /// is the same). Not when the row stride is a multiple of 4 KiB: every row of a panel then
 /// falls in the same cache sets (a 1024-square product ran at two thirds of its packed speed).
 fn direct_b(g: &Geometry, (rsb, csb): (usize, usize), n: usize) -> bool {
-    csb == 1 && n % g.lanes == 0 && rsb % 1024 != 0
+    csb == 1 && n.is_multiple_of(g.lanes) && !rsb.is_multiple_of(1024)
 }
 
 /// `C = A B + beta C` on a path's tile: A m×k with strides (rsa, csa), B k×n with strides
