@@ -2567,27 +2567,59 @@ fn the_departures_process50_notes_are_the_committed_records() {
     says(NOTES, &page(NOTES), &line, from);
 }
 
-/// paper-std01's note on its finished Process-50 AT5-NoB seeds is what their records hold.
+/// paper-std01's note on its Process-50 AT5-NoB seeds is what their records hold.
 #[test]
 fn the_paper_std01_process50_nob_note_is_the_committed_records() {
     const NOTES: &str = "results/paper-std01/README.md";
     let (seeds, done): (Vec<u32>, Vec<Value>) = finished_seeds("paper-std01", "process50-at5-nob")
         .into_iter()
         .unzip();
-    assert_eq!(seeds, [1, 2, 3], "the note covers seeds 1 to 3");
-    let at001 = seed_records("paper", "process50-at5-nob", 1..=3);
+    assert_eq!(seeds, [1, 2, 3, 4, 5], "the note covers all five seeds");
+    let at001 = seed_records("paper", "process50-at5-nob", 1..=5);
+    let from = "results/paper{-std01,}/runs/process50-at5{,-nob}-s{1..5}";
     let line = format!(
-        "**Process-50 AT5-NoB so far (seeds 1 to 3): {}** (best dev epochs {} of 100), against {} \
+        "**Process-50 AT5-NoB, complete (5 seeds): {}** (best dev epochs {} of 100), against {} \
          for the same seeds at std 0.01 (`../paper/`); dev first above 80 % at epochs {}.",
         each_of(&done, |r| pct(&r["best"]["test"]["accuracy"])),
         each_of(&done, |r| r["best"]["epoch"].to_string()),
         each_of(&at001, |r| pct(&r["best"]["test"]["accuracy"])),
         each_of(&done, |r| first_dev_at(r, 0.8).to_string()),
     );
-    says(
-        NOTES,
-        &page(NOTES),
-        &line,
-        "results/paper{-std01,}/runs/process50-at5-nob-s{1,2,3}",
+    says(NOTES, &page(NOTES), &line, from);
+    // Against std 0.01, and against AT5 at the same std (the MLP's bucket input, C3).
+    let signed = |x: f64| format!("{x:+.1}").replace('-', "−");
+    let interval = |a: &[f64], b: &[f64]| {
+        let (d, lo, hi) = at5::report::welch_interval(a, b).unwrap();
+        (
+            format!("{} [{}, {}]", signed(d), signed(lo), signed(hi)),
+            lo > 0.0 || hi < 0.0,
+        )
+    };
+    let cell = |xs: &[f64]| {
+        let (m, s) = at5::report::mean_std(xs);
+        format!("{m:.1} ± {s:.1} %")
+    };
+    let nob01: Vec<f64> = done.iter().map(best_test).collect();
+    let nob001: Vec<f64> = at001.iter().map(best_test).collect();
+    let at5_01: Vec<f64> = seed_records("paper-std01", "process50-at5", 1..=5)
+        .iter()
+        .map(best_test)
+        .collect();
+    let (vs_std, separated) = interval(&nob01, &nob001);
+    assert!(!separated, "the note calls the two stds not separated");
+    let (vs_at5, separated) = interval(&at5_01, &nob01);
+    assert!(!separated, "the note calls AT5 − AT5-NoB at std 0.1 not separated");
+    let line = format!(
+        "AT5-NoB (0.1) {} against {} at 0.01: {vs_std}, not separated; AT5 (0.1) − AT5-NoB \
+         (0.1) = {vs_at5}, not separated.",
+        cell(&nob01),
+        cell(&nob001)
     );
+    says(NOTES, &page(NOTES), &line, from);
+    let line = format!(
+        "AT5-NoB there is {} at 0.1 against {} at 0.01 ({vs_std})",
+        cell(&nob01),
+        cell(&nob001)
+    );
+    says(README, &page(README), &line, from);
 }
