@@ -2623,3 +2623,55 @@ fn the_paper_std01_process50_nob_note_is_the_committed_records() {
     );
     says(README, &page(README), &line, from);
 }
+
+/// The C1 table under both MLP init stds, in the README and in `results/paper/README.md`, is
+/// what the records hold: T5 and AT5 at std 0.01 from `paper/`, AT5 at 0.1 from
+/// `paper-std01/` where all five seeds have finished ("running" until then).
+#[test]
+fn the_c1_table_under_both_stds_is_the_records() {
+    let signed = |x: f64| format!("{x:+.1}").replace('-', "−");
+    let versus = |a: &[f64], b: &[f64]| {
+        let (d, lo, hi) = at5::report::welch_interval(a, b).unwrap();
+        let verdict = if lo > 0.0 || hi < 0.0 {
+            "separated"
+        } else {
+            "not separated"
+        };
+        format!("{} [{}, {}], {verdict}", signed(d), signed(lo), signed(hi))
+    };
+    let cell = |xs: &[f64]| {
+        let (m, s) = at5::report::mean_std(xs);
+        format!("{m:.1} ± {s:.1}")
+    };
+    let tests = |set: &str, run: &str| -> Vec<f64> {
+        finished_seeds(set, run)
+            .iter()
+            .map(|(_, r)| best_test(r))
+            .collect()
+    };
+    let mut table = String::from(
+        "| task | T5 | AT5, std 0.01 | AT5 − T5, std 0.01 | AT5, std 0.1 | AT5 − T5, std 0.1 |\n\
+         | --- | ---: | ---: | --- | ---: | --- |\n",
+    );
+    for task in ["reber", "process50", "adding-100", "adding-500"] {
+        let t5 = tests("paper", &format!("{task}-t5"));
+        let a001 = tests("paper", &format!("{task}-at5"));
+        assert_eq!((t5.len(), a001.len()), (5, 5), "{task}: paper/ is complete");
+        let a01 = tests("paper-std01", &format!("{task}-at5"));
+        let (at01, vs01) = if a01.len() == 5 {
+            (cell(&a01), versus(&a01, &t5))
+        } else {
+            ("running".to_string(), "—".to_string())
+        };
+        table += &format!(
+            "| {task} | {} | {} | {} | {at01} | {vs01} |\n",
+            cell(&t5),
+            cell(&a001),
+            versus(&a001, &t5)
+        );
+    }
+    let from = "results/paper{,-std01}/runs/*-{t5,at5}-s{1..5}";
+    says(README, &page(README), &table, from);
+    let paper = "results/paper/README.md";
+    says(paper, &page(paper), &table, from);
+}
