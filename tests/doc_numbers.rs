@@ -2608,7 +2608,10 @@ fn the_paper_std01_process50_nob_note_is_the_committed_records() {
     let (vs_std, separated) = interval(&nob01, &nob001);
     assert!(!separated, "the note calls the two stds not separated");
     let (vs_at5, separated) = interval(&at5_01, &nob01);
-    assert!(!separated, "the note calls AT5 − AT5-NoB at std 0.1 not separated");
+    assert!(
+        !separated,
+        "the note calls AT5 − AT5-NoB at std 0.1 not separated"
+    );
     let line = format!(
         "AT5-NoB (0.1) {} against {} at 0.01: {vs_std}, not separated; AT5 (0.1) − AT5-NoB \
          (0.1) = {vs_at5}, not separated.",
