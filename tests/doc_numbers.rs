@@ -2678,3 +2678,35 @@ fn the_c1_table_under_both_stds_is_the_records() {
     let paper = "results/paper/README.md";
     says(paper, &page(paper), &table, from);
 }
+
+/// paper-std01's note on Adding-100 AT5 is what the records hold.
+#[test]
+fn the_paper_std01_adding100_note_is_the_committed_records() {
+    const NOTES: &str = "results/paper-std01/README.md";
+    let (seeds, done): (Vec<u32>, Vec<Value>) = finished_seeds("paper-std01", "adding-100-at5")
+        .into_iter()
+        .unzip();
+    assert_eq!(seeds, [1, 2, 3, 4, 5], "the note covers all five seeds");
+    let at001 = seed_records("paper", "adding-100-at5", 1..=5);
+    let minutes: Vec<f64> = done
+        .iter()
+        .map(|r| r["train_seconds"].as_f64().unwrap() / 60.0)
+        .collect();
+    let line = format!(
+        "**Adding-100 AT5, complete (5 seeds): {}** (best dev epochs {} of 500), against {} for \
+         the same seeds at std 0.01 (`../paper/`); dev first above 90 % at epochs {} (at 0.01: \
+         {}). {} minutes of one core a run.",
+        each_of(&done, |r| pct(&r["best"]["test"]["accuracy"])),
+        each_of(&done, |r| r["best"]["epoch"].to_string()),
+        each_of(&at001, |r| pct(&r["best"]["test"]["accuracy"])),
+        each_of(&done, |r| first_dev_at(r, 0.9).to_string()),
+        each_of(&at001, |r| first_dev_at(r, 0.9).to_string()),
+        span(minutes, |m| format!("{m:.0}")),
+    );
+    says(
+        NOTES,
+        &page(NOTES),
+        &line,
+        "results/paper{-std01,}/runs/adding-100-at5-s{1..5}",
+    );
+}
