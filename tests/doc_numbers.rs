@@ -1299,6 +1299,18 @@ fn finished_seeds(set: &str, run: &str) -> Vec<(u32, Value)> {
         .collect()
 }
 
+/// The records of seeds 1 to 5 of `results/{set}/runs/{run}-s*`, every one finished: for a
+/// note that calls a run complete.
+fn all_five_finished(set: &str, run: &str) -> Vec<Value> {
+    let (seeds, done): (Vec<u32>, Vec<Value>) = finished_seeds(set, run).into_iter().unzip();
+    assert_eq!(
+        seeds,
+        [1, 2, 3, 4, 5],
+        "{set}/{run}: the note covers all five seeds"
+    );
+    done
+}
+
 /// Every record under `dir/runs/` whose folder name starts with `prefix`, in name order.
 fn records(dir: &str, prefix: &str) -> Vec<Value> {
     let mut names: Vec<String> = std::fs::read_dir(Path::new(dir).join("runs"))
@@ -2571,10 +2583,7 @@ fn the_departures_process50_notes_are_the_committed_records() {
 #[test]
 fn the_paper_std01_process50_nob_note_is_the_committed_records() {
     const NOTES: &str = "results/paper-std01/README.md";
-    let (seeds, done): (Vec<u32>, Vec<Value>) = finished_seeds("paper-std01", "process50-at5-nob")
-        .into_iter()
-        .unzip();
-    assert_eq!(seeds, [1, 2, 3, 4, 5], "the note covers all five seeds");
+    let done = all_five_finished("paper-std01", "process50-at5-nob");
     let at001 = seed_records("paper", "process50-at5-nob", 1..=5);
     let from = "results/paper{-std01,}/runs/process50-at5{,-nob}-s{1..5}";
     let line = format!(
@@ -2683,10 +2692,7 @@ fn the_c1_table_under_both_stds_is_the_records() {
 #[test]
 fn the_paper_std01_adding100_note_is_the_committed_records() {
     const NOTES: &str = "results/paper-std01/README.md";
-    let (seeds, done): (Vec<u32>, Vec<Value>) = finished_seeds("paper-std01", "adding-100-at5")
-        .into_iter()
-        .unzip();
-    assert_eq!(seeds, [1, 2, 3, 4, 5], "the note covers all five seeds");
+    let done = all_five_finished("paper-std01", "adding-100-at5");
     let at001 = seed_records("paper", "adding-100-at5", 1..=5);
     let minutes: Vec<f64> = done
         .iter()
