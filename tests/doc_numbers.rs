@@ -2747,3 +2747,32 @@ fn the_paper_std01_adding100_nob_note_is_the_committed_records() {
         "results/paper{-std01,}/runs/adding-100-at5-nob-s{1..5}",
     );
 }
+
+/// paper-std01's running note on Adding-500 AT5 is what the finished records hold.
+#[test]
+fn the_paper_std01_adding500_note_is_the_committed_records() {
+    const NOTES: &str = "results/paper-std01/README.md";
+    let (seeds, done): (Vec<u32>, Vec<Value>) = finished_seeds("paper-std01", "adding-500-at5")
+        .into_iter()
+        .unzip();
+    let n = seeds.len() as u32;
+    assert!(n >= 1, "the note reports finished seeds");
+    assert_eq!(seeds, (1..=n).collect::<Vec<_>>(), "seeds finish in order");
+    let at001 = seed_records("paper", "adding-500-at5", 1..=n);
+    let line = format!(
+        "**Adding-500 AT5 so far (seeds 1 to {n}): {}** (best dev epochs {} of 500), against {} \
+         for the same seeds at std 0.01 (`../paper/`); dev first above 30 % at epochs {} (at \
+         0.01: {}).",
+        each_of(&done, |r| pct(&r["best"]["test"]["accuracy"])),
+        each_of(&done, |r| r["best"]["epoch"].to_string()),
+        each_of(&at001, |r| pct(&r["best"]["test"]["accuracy"])),
+        each_of(&done, |r| first_dev_at(r, 0.3).to_string()),
+        each_of(&at001, |r| first_dev_at(r, 0.3).to_string()),
+    );
+    says(
+        NOTES,
+        &page(NOTES),
+        &line,
+        "results/paper{-std01,}/runs/adding-500-at5-s*",
+    );
+}
