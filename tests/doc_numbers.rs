@@ -2759,8 +2759,13 @@ fn the_paper_std01_adding500_note_is_the_committed_records() {
     assert!(n >= 1, "the note reports finished seeds");
     assert_eq!(seeds, (1..=n).collect::<Vec<_>>(), "seeds finish in order");
     let at001 = seed_records("paper", "adding-500-at5", 1..=n);
+    let which = if n == 5 {
+        "complete (5 seeds)".to_string()
+    } else {
+        format!("so far (seeds 1 to {n})")
+    };
     let line = format!(
-        "**Adding-500 AT5 so far (seeds 1 to {n}): {}** (best dev epochs {} of 500), against {} \
+        "**Adding-500 AT5 {which}: {}** (best dev epochs {} of 500), against {} \
          for the same seeds at std 0.01 (`../paper/`); dev first above 30 % at epochs {} (at \
          0.01: {}).",
         each_of(&done, |r| pct(&r["best"]["test"]["accuracy"])),
