@@ -837,7 +837,6 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
     );
     says(NOTES, &notes, &line, from);
     // C1 on Process-50 at std 0.1, against T5 and against AT5 at std 0.01 (`paper/`).
-    let signed = |x: f64| format!("{x:+.1}").replace('-', "−");
     let interval = |a: &[f64], b: &[f64]| {
         let (d, lo, hi) = at5::report::welch_interval(a, b).unwrap();
         (
@@ -936,7 +935,6 @@ fn the_paper_std01_running_notes_are_the_committed_records() {
         deps.iter().map(best_test).collect(),
         t5.iter().map(best_test).collect(),
     );
-    let signed = |x: f64| format!("{x:+.1}").replace('-', "−");
     let cell = |xs: &[f64]| {
         let (m, s) = at5::report::mean_std(xs);
         format!("{m:.1} ± {s:.1} %")
@@ -1297,6 +1295,11 @@ fn finished_seeds(set: &str, run: &str) -> Vec<(u32, Value)> {
         .map(|(s, d)| (s, record(&d)))
         .filter(|(_, r)| r["status"] == "completed")
         .collect()
+}
+
+/// `x` to one decimal with its sign, the pages' minus sign for negatives.
+fn signed(x: f64) -> String {
+    format!("{x:+.1}").replace('-', "−")
 }
 
 /// The records of seeds 1 to 5 of `results/{set}/runs/{run}-s*`, every one finished: for a
@@ -2120,7 +2123,6 @@ fn the_readme_tables_are_the_committed_reports_and_records() {
     }
     // the paper preset's first question, from the records: T5, AT5 and AT5 − T5 with its 95 %
     // Welch interval
-    let signed = |x: f64| format!("{x:+.1}").replace('-', "−");
     for task in ["reber", "process50", "adding-100", "adding-500"] {
         let accs = |bias: &str| -> Vec<f64> {
             records("results/paper", &format!("{task}-{bias}-s"))
@@ -2596,7 +2598,6 @@ fn the_paper_std01_process50_nob_note_is_the_committed_records() {
     );
     says(NOTES, &page(NOTES), &line, from);
     // Against std 0.01, and against AT5 at the same std (the MLP's bucket input, C3).
-    let signed = |x: f64| format!("{x:+.1}").replace('-', "−");
     let interval = |a: &[f64], b: &[f64]| {
         let (d, lo, hi) = at5::report::welch_interval(a, b).unwrap();
         (
@@ -2641,7 +2642,6 @@ fn the_paper_std01_process50_nob_note_is_the_committed_records() {
 /// `paper-std01/` where all five seeds have finished ("running" until then).
 #[test]
 fn the_c1_table_under_both_stds_is_the_records() {
-    let signed = |x: f64| format!("{x:+.1}").replace('-', "−");
     let versus = |a: &[f64], b: &[f64]| {
         let (d, lo, hi) = at5::report::welch_interval(a, b).unwrap();
         let verdict = if lo > 0.0 || hi < 0.0 {
